@@ -1,0 +1,64 @@
+"""Free loopback ports that xdist workers and parallel runs never share.
+
+Ports come from below Linux's ephemeral range (32768+), so an outgoing
+connection can never take a port between the moment we pick it and the
+moment the service binds it. Each chosen port is claimed with an flock on a
+file that the claiming process holds for its lifetime, so two pytest
+processes never pick the same one.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import socket
+import tempfile
+from pathlib import Path
+
+HOST = "127.0.0.1"
+PORT_RANGE = (20000, 32000)
+LOCK_DIR = Path(tempfile.gettempdir()) / "jobquake-ports"
+
+_held: dict[int, int] = {}  # port -> fd of its lock file, kept open to keep the claim
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def _claim(port: int) -> bool:
+    LOCK_DIR.mkdir(parents=True, exist_ok=True)
+    fd = os.open(LOCK_DIR / f"{port}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _held[port] = fd
+    return True
+
+
+def free_port(rng: random.Random | None = None) -> int:
+    """Return a loopback port nobody listens on and no other jobquake process holds."""
+    rng = rng or random.SystemRandom()
+    for _ in range(500):
+        port = rng.randrange(*PORT_RANGE)
+        if port in _held:
+            continue
+        if _claim(port):
+            if _bindable(port):
+                return port
+            release_port(port)
+    raise OSError(f"no free port in {PORT_RANGE} on {HOST} after 500 tries")
+
+
+def release_port(port: int) -> None:
+    """Give a claimed port back (its service has stopped)."""
+    fd = _held.pop(port, None)
+    if fd is not None:
+        os.close(fd)

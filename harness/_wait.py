@@ -1,0 +1,43 @@
+"""Poll a condition with a deadline: the only way jobquake waits."""
+from __future__ import annotations
+
+import time
+from typing import Callable, TypeVar
+
+from harness.errors import WaitTimeout
+
+T = TypeVar("T")
+
+DEFAULT_INTERVAL = 0.01  # seconds; short enough to catch a state that lasts a few ms
+
+
+def wait_until(
+    predicate: Callable[[], T],
+    *,
+    timeout: float,
+    interval: float = DEFAULT_INTERVAL,
+    what: str = "condition",
+    abort_on: tuple[type[BaseException], ...] = (),
+) -> T:
+    """Call ``predicate`` until it returns a truthy value; return that value.
+
+    Exceptions raised by the predicate count as "not yet" (a server that is
+    still starting refuses connections); the last one is chained to the
+    timeout so the reader sees why the condition never held. Exceptions of a
+    type in ``abort_on`` mean "never": they propagate at once.
+    """
+    deadline = time.monotonic() + timeout
+    last_error: BaseException | None = None
+    while True:
+        try:
+            value = predicate()
+        except abort_on:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure means "not ready yet"
+            last_error = exc
+            value = None
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise WaitTimeout(f"{what} did not hold within {timeout:.2f}s") from last_error
+        time.sleep(interval)

@@ -1,0 +1,243 @@
+"""One typed configuration, resolved once from every place a user can write it.
+
+Precedence, highest first: command line (``--jobquake-x``), environment
+(``JOBQUAKE_X``), pytest ini (``jobquake_x``), ``[tool.jobquake]`` in
+pyproject.toml, then the default. Every value remembers where it came from,
+so ``jobquake config`` can say why a setting has the value it has. Unknown
+keys and invalid values are errors that name the key and the source.
+"""
+from __future__ import annotations
+
+import os
+import random
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from harness.errors import ConfigError
+
+# Environment variables jobquake sets for its own processes: never config keys.
+RESERVED_ENV = {"JOBQUAKE_FAILPOINTS_DIR", "JOBQUAKE_CACHE_DIR", "JOBQUAKE_REQUIRE_DOCKER"}
+
+
+def _positive_float(value: Any) -> float:
+    number = float(value)
+    if not number > 0:
+        raise ValueError("must be > 0")
+    return number
+
+
+def _non_negative_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("must be an integer")
+    number = int(value)
+    if number < 0:
+        raise ValueError("must be >= 0")
+    return number
+
+
+def _choice(*allowed: str) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return value
+    return parse
+
+
+def _str_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError("must be a list of strings or a comma-separated string")
+
+
+def _table(value: Any) -> dict:
+    if not isinstance(value, Mapping):
+        raise ValueError("must be a table")
+    return dict(value)
+
+
+def _list_of_tables(value: Any) -> tuple[dict, ...]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, Mapping) for v in value):
+        raise ValueError("must be a list of tables")
+    return tuple(dict(v) for v in value)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One configuration key: its parser, default, help, and whether it is a scalar.
+
+    Only scalars can come from the command line, the environment or ini;
+    tables (processes, env templates, queues) live in pyproject.toml.
+    """
+
+    key: str
+    parse: Callable[[Any], Any]
+    default: Any
+    help: str
+    scalar: bool = True
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("backend", _choice("process", "docker"), "process", "where services run: local processes or docker containers"),
+    Option("seed", int, None, "seed for every random choice (latencies, toxicity, failpoints); printed so a run can be replayed"),
+    Option("time_scale", _positive_float, 0.01, "multiplier applied to every budget and latency (1.0 = production time)"),
+    Option("artifacts", str, ".jobquake/artifacts", "folder for per-test evidence: history, logs, timeline"),
+    Option("workers", _non_negative_int, 2, "number of Celery workers to start"),
+    Option("worker_command", str, "", "command template starting one Celery worker (prefork pool)"),
+    Option("worker_ready", str, r"log:\bready\.", "readiness check of a worker"),
+    Option("start_timeout", _positive_float, 30.0, "seconds a service may take to become ready"),
+    Option("settle_timeout", _positive_float, 30.0, "seconds to wait for the system to go quiet after a scenario"),
+    Option("schema", str, "", "'module:function' called with a database URL to create the app's schema"),
+    Option("budgets", str, "", "'module:function' returning the app's declared task budgets"),
+    Option("job_table", str, "jobs", "table holding one row per job"),
+    Option("job_id_column", str, "id", "job id column"),
+    Option("job_state_column", str, "state", "job state column"),
+    Option("job_reason_column", str, "reason", "job failure reason column"),
+    Option("job_attempt_column", str, "attempt", "job attempt (fencing token) column"),
+    Option("job_heartbeat_column", str, "heartbeat_at", "job heartbeat column ('' if none)"),
+    Option("terminal_states", _str_list, ("done", "failed", "needs_human"), "states a person can see as final"),
+    Option("redis_binary", str, "", "path of redis-server (default: PATH)"),
+    Option("postgres_bindir", str, "", "folder of initdb/postgres (default: PATH, pg_config, /usr/lib/postgresql/*/bin)"),
+    Option("postgres_max_connections", _non_negative_int, 60, "Postgres max_connections"),
+    Option("paidapi_profile", str, "default", "latency profile of the fake paid API ('default' or 'fixed:<seconds>')"),
+    Option("proxied", _str_list, ("paidapi",), "services the app reaches through the fault proxy"),
+    Option("env", _table, {}, "environment of app processes: VAR = template", scalar=False),
+    Option("processes", _table, {}, "app processes: name = {command, ready, start_timeout}", scalar=False),
+    Option("queues", _list_of_tables, (), "SQS queues: {name, visibility_timeout, dead_letter, max_receives}", scalar=False),
+)
+BY_KEY = {opt.key: opt for opt in OPTIONS}
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration; ``sources[key]`` says where each value came from."""
+
+    values: Mapping[str, Any]
+    sources: Mapping[str, str] = field(default_factory=dict)
+    root: Path = Path(".")
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self.values[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def describe(self) -> list[tuple[str, Any, str]]:
+        return [(opt.key, self.values[opt.key], self.sources[opt.key]) for opt in OPTIONS]
+
+
+def env_name(key: str) -> str:
+    return "JOBQUAKE_" + key.upper()
+
+
+def find_pyproject(start: Path) -> Path | None:
+    for folder in [start, *start.parents]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_pyproject(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}", source=str(path)) from exc
+    return data.get("tool", {}).get("jobquake", {})
+
+
+def resolve(
+    *,
+    cli: Mapping[str, Any] | None = None,
+    ini: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    pyproject: Path | None = None,
+) -> Config:
+    """Merge every source into one Config; raise ConfigError naming key and source."""
+    environ = os.environ if environ is None else environ
+    layers: list[tuple[str, Mapping[str, Any]]] = []
+    layers.append(("command line", {k: v for k, v in (cli or {}).items() if v is not None}))
+    layers.append(("environment", _from_env(environ)))
+    layers.append(("ini", {k: v for k, v in (ini or {}).items() if v not in (None, "", [])}))
+    table = read_pyproject(pyproject)
+    layers.append((f"[tool.jobquake] in {pyproject}", table))
+    for source, layer in layers:
+        for key in layer:
+            if key not in BY_KEY:
+                raise ConfigError(f"unknown key {key!r} ({source}); known keys: {', '.join(BY_KEY)}",
+                                  key=key, source=source)
+            if not BY_KEY[key].scalar and source in ("command line", "environment", "ini"):
+                raise ConfigError(f"key {key!r} ({source}) is a table: set it in [tool.jobquake]",
+                                  key=key, source=source)
+    values, sources = {}, {}
+    for opt in OPTIONS:
+        values[opt.key], sources[opt.key] = _pick(opt, layers)
+    if values["seed"] is None:
+        values["seed"], sources["seed"] = random.SystemRandom().randrange(2**31), "random (no seed given)"
+    root = pyproject.parent if pyproject else Path.cwd()
+    return Config(values=values, sources=sources, root=root)
+
+
+def _from_env(environ: Mapping[str, str]) -> dict[str, str]:
+    found = {}
+    for name, value in environ.items():
+        if name.startswith("JOBQUAKE_") and name not in RESERVED_ENV:
+            found[name[len("JOBQUAKE_"):].lower()] = value
+    return found
+
+
+def _pick(opt: Option, layers: list[tuple[str, Mapping[str, Any]]]) -> tuple[Any, str]:
+    for source, layer in layers:
+        if opt.key in layer:
+            raw = layer[opt.key]
+            try:
+                return opt.parse(raw), source
+            except (TypeError, ValueError) as exc:
+                name = env_name(opt.key) if source == "environment" else opt.key
+                raise ConfigError(f"invalid value {raw!r} for {name!r} ({source}): {exc}",
+                                  key=opt.key, source=source) from exc
+    return opt.default, "default"
+
+
+def read_ini(start: Path) -> tuple[dict[str, Any], str | None]:
+    """``jobquake_*`` keys from the pytest ini file pytest would use (for the CLI, outside pytest)."""
+    import configparser
+
+    for folder in [start, *start.parents]:
+        pytest_ini = folder / "pytest.ini"
+        if pytest_ini.is_file():
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read(pytest_ini)
+            section = dict(parser["pytest"]) if parser.has_section("pytest") else {}
+            return _strip_prefix(section), str(pytest_ini)
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            data = tomllib.loads(pyproject.read_text())
+            section = data.get("tool", {}).get("pytest", {}).get("ini_options")
+            if section is not None:
+                return _strip_prefix(section), str(pyproject)
+    return {}, None
+
+
+def _strip_prefix(section: Mapping[str, Any]) -> dict[str, Any]:
+    return {k[len("jobquake_"):]: v for k, v in section.items() if k.startswith("jobquake_")}
+
+
+def load_callable(spec: str, key: str) -> Callable[..., Any]:
+    """Import 'module:function' named by config key ``key``."""
+    import importlib
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ConfigError(f"{key} = {spec!r}: expected 'module:function'", key=key)
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{key} = {spec!r}: cannot import: {exc}", key=key) from exc
+
+

@@ -1,0 +1,54 @@
+"""The pytest plugin: options, markers and fixtures only; state lives in ``harness.session``."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+from harness.config import OPTIONS
+
+SESSION_KEY = "jobquake-session"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("jobquake", "jobquake chaos harness")
+    for opt in OPTIONS:
+        if not opt.scalar:
+            continue
+        flag = "--jobquake-" + opt.key.replace("_", "-")
+        group.addoption(flag, dest=f"jobquake_{opt.key}", default=None, help=opt.help)
+        parser.addini(f"jobquake_{opt.key}", opt.help, default=None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "jobquake(checks=..., skip_checks=..., settle=True): "
+                            "choose the invariants checked after this scenario")
+    from harness.session import JobquakeSession
+
+    config.pluginmanager.register(JobquakeSession(config), SESSION_KEY)
+
+
+def _session(config: pytest.Config):
+    return config.pluginmanager.get_plugin(SESSION_KEY)
+
+
+@pytest.fixture(scope="session")
+def jq_config(pytestconfig: pytest.Config):
+    """The effective jobquake configuration."""
+    return _session(pytestconfig).settings
+
+
+@pytest.fixture(scope="session")
+def jq_stack(pytestconfig: pytest.Config):
+    """Every service, started once per session (per xdist worker) and stopped at its end."""
+    session = _session(pytestconfig)
+    yield session.stack()
+    session.stop_stack()
+
+
+@pytest.fixture
+def jq(request: pytest.FixtureRequest, jq_stack) -> Iterator[object]:
+    """The per-test handle: a reset stack, the history, the faults, the verdict at teardown."""
+    run = _session(request.config).begin(request.node, jq_stack)
+    yield run
+    _session(request.config).finish(request.node, run)

@@ -1,0 +1,62 @@
+"""Processes of the app under test (API server, relay, consumer, sweeper...), from config.
+
+The command is a template: ``{port}``, ``{name}`` and every stack value
+(``{redis_url}``, ``{database_url}``...) are filled in per argument, after
+shell-style splitting, so values never need quoting. A leading ``python`` or
+a console script such as ``celery`` resolves to the interpreter running the
+harness, so the app runs in the same environment.
+"""
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Mapping
+
+from harness.errors import ConfigError
+from harness.stack.process import ProcessService
+from harness.stack.readiness import ReadyCheck
+
+
+def render_command(template: str, values: Mapping[str, object]) -> list[str]:
+    """Split a command template and fill each argument from ``values``."""
+    try:
+        args = [arg.format_map(values) for arg in shlex.split(template)]
+    except KeyError as exc:
+        known = ", ".join(sorted(values))
+        raise ConfigError(f"command {template!r} uses unknown value {{{exc.args[0]}}}; known: {known}") from exc
+    if not args:
+        raise ConfigError("empty command")
+    return [_resolve(args[0])] + args[1:]
+
+
+def _resolve(program: str) -> str:
+    if program in ("python", "python3"):
+        return sys.executable
+    beside = Path(sys.executable).parent / program
+    return str(beside) if "/" not in program and beside.exists() else program
+
+
+class AppProcess(ProcessService):
+    """One process of the app, started from a command template, ready per its check."""
+
+    scheme = "http"
+
+    def __init__(self, name: str, *, command: str, values: Mapping[str, object],
+                 ready: ReadyCheck, start_timeout: float = 30.0, **kwargs):
+        super().__init__(name, **kwargs)
+        self.template = command
+        self.values = dict(values)
+        self.ready = ready
+        self.start_timeout = start_timeout
+        self._spawn_offset = 0
+
+    def command(self) -> list[str]:
+        return render_command(self.template, {**self.values, "port": self.port, "name": self.name})
+
+    def spawn(self) -> None:
+        self._spawn_offset = self.log_offset()  # readiness reads only this run's output
+        super().spawn()
+
+    def probe(self) -> bool:
+        return self.ready.probe(self.host, self.port, lambda: self.logs_since(self._spawn_offset))

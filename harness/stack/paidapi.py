@@ -1,0 +1,33 @@
+"""The fake paid model API as a local process (see ``harness.paidapi``)."""
+from __future__ import annotations
+
+import sys
+
+import httpx
+
+from harness.stack.process import ProcessService
+
+
+class PaidAPIService(ProcessService):
+    """``python -m harness.paidapi``: latency profile, modes, gates and the billing ledger."""
+
+    scheme = "http"
+    start_timeout = 15.0
+
+    def __init__(self, *args, seed: int, time_scale: float, profile: str = "default", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seed = seed
+        self.time_scale = time_scale
+        self.profile = profile
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "harness.paidapi", "--host", self.host, "--port", str(self.port),
+                "--seed", str(self.seed), "--time-scale", str(self.time_scale), "--profile", self.profile]
+
+    def probe(self) -> bool:
+        return httpx.get(f"{self.url}/_jobquake/health", timeout=1.0).is_success
+
+    def control(self):
+        from harness.paidapi.control import PaidAPIControl
+
+        return PaidAPIControl(self.url)

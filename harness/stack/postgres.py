@@ -1,0 +1,160 @@
+"""PostgreSQL as a local process, with a cached template cluster and a fresh database per test.
+
+initdb costs about half a second, so an initialised data directory is kept
+in a cache and copied for each session. Postgres refuses to run as root, so
+when jobquake runs as root the server runs as the unprivileged ``postgres``
+user (or ``nobody``). The app database is dropped and recreated from a
+template database between tests: a truly fresh database under the same name,
+so long-lived app processes keep their URL (their pools must pre-ping).
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import psycopg
+
+from harness.stack import reaper
+from harness.stack.binaries import find_postgres_bindir
+from harness.stack.process import HOST, ProcessService
+
+SUPERUSER = "postgres"
+APP_DB = "app"
+TEMPLATE_DB = "app_template"
+# Durability is pointless for a database that lives one test: these make writes cheap.
+FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+
+
+def cache_dir() -> Path:
+    """Where the template cluster lives; root's home is closed to the unprivileged server user."""
+    if "JOBQUAKE_CACHE_DIR" in os.environ:
+        return Path(os.environ["JOBQUAKE_CACHE_DIR"])
+    if os.geteuid() == 0:
+        return Path("/var/tmp/jobquake-cache")
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "jobquake"
+
+
+def unprivileged_user() -> str | None:
+    """The user to run Postgres as: None when we are not root."""
+    if os.geteuid() != 0:
+        return None
+    for name in ("postgres", "nobody"):
+        try:
+            pwd.getpwnam(name)
+            return name
+        except KeyError:
+            continue
+    raise RuntimeError("running as root and neither a 'postgres' nor a 'nobody' user exists")
+
+
+class PostgresService(ProcessService):
+    """One Postgres cluster per session; ``app`` is recreated from ``app_template`` per test."""
+
+    scheme = "postgresql"
+    start_timeout = 30.0
+    stop_signal = signal.SIGINT  # "fast" shutdown; SIGTERM waits for every client to leave
+
+    def __init__(self, *args, bindir: str | None = None, max_connections: int = 60,
+                 schema: Callable[[str], None] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.bindir = find_postgres_bindir(bindir)
+        self.max_connections = max_connections
+        self.schema = schema
+        # not under workdir: that may be a private folder (pytest's tmp_path is 0700) the
+        # unprivileged server user cannot enter; the run folder is ours and world-traversable
+        self.datadir = reaper.run_dir() / f"pgdata-{self.port}"
+        self.used_template_cache = False
+
+    def run_as(self) -> str | None:
+        return unprivileged_user()
+
+    def remove_data(self) -> None:
+        """Delete this cluster's data directory (after stop)."""
+        shutil.rmtree(self.datadir, ignore_errors=True)
+
+    def command(self) -> list[str]:
+        cmd = [str(self.bindir / "postgres"), "-D", str(self.datadir), "-h", HOST,
+               "-p", str(self.port), "-k", "", "-c", f"max_connections={self.max_connections}"]
+        for key, value in FAST_SETTINGS.items():
+            cmd += ["-c", f"{key}={value}"]
+        return cmd
+
+    def prepare(self) -> None:
+        if self.datadir.exists():
+            return
+        template = self._template_cluster()
+        # cp -a keeps owner and 0700 mode, which postgres insists on
+        subprocess.run(["cp", "-a", str(template), str(self.datadir)], check=True)
+
+    def _template_cluster(self) -> Path:
+        """An initdb'd data dir in the cache, made once per Postgres version, under a lock."""
+        version = self.bindir.parent.name
+        cache = cache_dir()
+        template = cache / f"pg-{version}-template"
+        cache.mkdir(parents=True, exist_ok=True)
+        with open(cache / f"pg-{version}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if (template / "PG_VERSION").exists():
+                self.used_template_cache = True
+                return template
+            staging = cache / f"pg-{version}-staging-{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(mode=0o700)
+            user = self.run_as()
+            if user:
+                shutil.chown(staging, user)
+            out = subprocess.run(
+                [str(self.bindir / "initdb"), "-D", str(staging), "-U", SUPERUSER, "--auth=trust",
+                 "--no-sync", "-E", "UTF8", "--locale=C"],
+                capture_output=True, text=True, user=user, check=False,
+            )
+            if out.returncode != 0:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise self.error(f"initdb failed with code {out.returncode}:\n{out.stdout}{out.stderr}")
+            os.rename(staging, template)
+            return template
+
+    def url_for(self, dbname: str, driver: str = "postgresql+psycopg") -> str:
+        return f"{driver}://{SUPERUSER}@{HOST}:{self.port}/{dbname}"
+
+    @property
+    def url(self) -> str:
+        return self.url_for(APP_DB)
+
+    @property
+    def dsn(self) -> str:
+        """libpq URL of the app database (for psycopg, psql)."""
+        return self.url_for(APP_DB, driver="postgresql")
+
+    def connect(self, dbname: str = "postgres", **kwargs) -> psycopg.Connection:
+        return psycopg.connect(host=HOST, port=self.port, user=SUPERUSER, dbname=dbname,
+                               connect_timeout=2, autocommit=True, **kwargs)
+
+    def probe(self) -> bool:
+        with self.connect() as conn:
+            return conn.execute("SELECT 1").fetchone() == (1,)
+
+    def after_ready(self) -> None:
+        """Build the template database once (schema from the app), then the first app database."""
+        with self.connect() as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (TEMPLATE_DB,)).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{TEMPLATE_DB}"')
+        if not exists and self.schema is not None:
+            self.schema(self.url_for(TEMPLATE_DB))
+        self.reset()
+
+    def reset(self) -> None:
+        """Replace the app database with a fresh copy of the template (drops open connections)."""
+        with self.connect() as conn:
+            # a template cannot be copied while someone is connected to it
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                         "WHERE datname = %s AND pid <> pg_backend_pid()", (TEMPLATE_DB,))
+            conn.execute(f'DROP DATABASE IF EXISTS "{APP_DB}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{APP_DB}" TEMPLATE "{TEMPLATE_DB}"')

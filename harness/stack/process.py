@@ -1,0 +1,249 @@
+"""The process backend: each service is a local subprocess in its own process group.
+
+Every process is recorded in its owner's run folder. A run that is
+SIGKILLed cannot clean up after itself; the next run finds its recorded
+processes, sees their owner is gone, and reaps them (see ``reaper.py``).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from harness._wait import wait_until
+from harness.errors import ServiceError
+from harness.stack import reaper
+
+HOST = "127.0.0.1"
+LOG_TAIL_LINES = 30
+
+
+class ProcessService:
+    """A service run as a local process group; subclasses say how to build and probe it."""
+
+    name: str = "service"
+    scheme: str = "tcp"
+    start_timeout: float = 30.0
+    stop_timeout: float = 10.0
+    stop_signal: int = signal.SIGTERM
+
+    def __init__(self, name: str, *, port: int, workdir: Path, env: Mapping[str, str] | None = None):
+        self.name = name
+        self._port = port
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.workdir / f"{name}.log"
+        self.extra_env = dict(env or {})
+        self._proc: subprocess.Popen | None = None
+        self._paused = False
+
+    # -- what subclasses provide -------------------------------------------------
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def probe(self) -> bool:
+        """One readiness check; may raise (counts as not ready)."""
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        """Hook run before the process starts (data dirs, config files)."""
+
+    def after_ready(self) -> None:
+        """Hook run once the service answers (create queues, databases...)."""
+
+    def run_as(self) -> str | None:
+        """Unix user to run as (None: the current user)."""
+        return None
+
+    # -- the Service contract ------------------------------------------------------
+    @property
+    def host(self) -> str:
+        return HOST
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{HOST}:{self._port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def start(self) -> None:
+        if self.is_running():
+            return
+        self.prepare()
+        self.spawn()
+        self.wait_ready()
+        self.after_ready()
+
+    def spawn(self) -> None:
+        """Start the process without waiting for readiness (the stack starts services in parallel)."""
+        cmd = self.command()
+        reaper.adopt_orphans()
+        env = {**os.environ, **self.extra_env}
+        log = open(self.log_path, "ab")
+        try:
+            self._proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env=env, cwd=self.workdir, start_new_session=True, user=self.run_as(),
+            )
+        except FileNotFoundError as exc:
+            raise self.error(f"cannot run {cmd[0]!r}: {exc.strerror}") from exc
+        finally:
+            log.close()
+        reaper.record(self._proc.pid)
+        self._paused = False
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        timeout = self.start_timeout if timeout is None else timeout
+
+        def ready() -> bool:
+            if self._proc is None or self._proc.poll() is not None:
+                raise _Exited()
+            return self.probe()
+
+        try:
+            wait_until(ready, timeout=timeout, what=f"{self.name} readiness", abort_on=(_Exited,))
+        except Exception as exc:
+            exited = isinstance(exc, _Exited)
+            code = self._proc.returncode if self._proc else None
+            self.stop(timeout=2.0)
+            reason = (f"exited at once with code {code}" if exited
+                      else f"did not become ready within {timeout:.1f}s")
+            raise self.error(reason) from (None if exited else exc.__cause__)
+
+    def stop(self, timeout: float | None = None) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        timeout = self.stop_timeout if timeout is None else timeout
+        members = reaper.family(proc.pid)
+        if proc.poll() is None:
+            self._signal_group(signal.SIGCONT)  # a paused process cannot handle SIGTERM
+            self._signal_group(self.stop_signal)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self._signal_group(signal.SIGKILL)
+                proc.wait(5)
+        self._signal_group(signal.SIGKILL)  # children that outlived their leader
+        reaper.collect(members, leader=proc.pid)
+        reaper.forget(proc.pid)
+        self._paused = False
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if not self.is_running():
+            raise self.error(f"cannot send signal {signal.Signals(sig).name}: not running")
+        members = reaper.family(self._proc.pid)
+        self._signal_group(sig)
+        if sig == signal.SIGKILL:
+            self._proc.wait(5)
+            reaper.collect(members, leader=self._proc.pid)
+
+    def pause(self) -> None:
+        if not self.is_running():
+            raise self.error("cannot pause: not running")
+        self._signal_group(signal.SIGSTOP)
+        self._paused = True
+
+    def resume(self) -> None:
+        if self._paused:
+            self._signal_group(signal.SIGCONT)
+            self._paused = False
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def is_running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def is_ready(self) -> bool:
+        try:
+            return self.is_running() and bool(self.probe())
+        except Exception:  # noqa: BLE001 - a failed probe means "not ready"
+            return False
+
+    def logs(self, tail: int | None = None) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+        if tail is None:
+            return text
+        return "\n".join(text.splitlines()[-tail:])
+
+    def log_offset(self) -> int:
+        """Current size of the log: pass it to ``logs_since`` to get one test's slice."""
+        try:
+            return self.log_path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def logs_since(self, offset: int) -> str:
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(offset)
+                return fh.read().decode(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    # -- helpers -------------------------------------------------------------------
+    def error(self, message: str, cls: type[ServiceError] = ServiceError) -> ServiceError:
+        try:
+            cmd: Sequence[str] | None = self.command()
+        except Exception:  # noqa: BLE001 - the command itself may be what is broken
+            cmd = None
+        return cls(message, service=self.name, command=list(cmd) if cmd else None,
+                   address=f"{HOST}:{self._port}", log_tail=self.logs(tail=LOG_TAIL_LINES))
+
+    def _signal_group(self, sig: int) -> None:
+        if self._proc is None:
+            return
+        try:
+            os.killpg(self._proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def __enter__(self) -> "ProcessService":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _Exited(Exception):
+    """The process ended before it became ready."""
+
+
+def start_all(services: Sequence[ProcessService], timeout: float | None = None) -> None:
+    """Spawn every service, then wait for each: start-up runs in parallel, errors stay per service."""
+    started: list[ProcessService] = []
+    try:
+        for svc in services:
+            svc.prepare()
+            svc.spawn()
+            started.append(svc)
+        for svc in services:
+            svc.wait_ready(timeout)
+            svc.after_ready()
+    except BaseException:
+        for svc in reversed(started):
+            svc.stop(timeout=2.0)
+        raise
+

@@ -1,0 +1,31 @@
+"""The fault proxy as a local process: the embedded proxy speaking Toxiproxy's HTTP API."""
+from __future__ import annotations
+
+import sys
+
+import httpx
+
+from harness.stack.process import ProcessService
+
+
+class ProxyService(ProcessService):
+    """``python -m harness.proxy``; drive it with ``harness.proxy.ProxyClient``."""
+
+    scheme = "http"
+    start_timeout = 15.0
+
+    def __init__(self, *args, seed: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seed = seed
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "harness.proxy", "--host", self.host, "--port", str(self.port),
+                "--seed", str(self.seed)]
+
+    def probe(self) -> bool:
+        return httpx.get(f"{self.url}/version", timeout=1.0).is_success
+
+    def client(self):
+        from harness.proxy.client import ProxyClient
+
+        return ProxyClient(self.url)

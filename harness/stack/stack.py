@@ -1,0 +1,165 @@
+"""The whole stack of one session: infrastructure, fault proxy, paid API, app processes, workers.
+
+Start-up runs in two waves, each in parallel: first the infrastructure
+(Redis, Postgres, SQS, paid API, proxy), then, once the proxy routes exist,
+the app's processes and workers, whose environment points at them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from harness._ports import free_port
+from harness.config import Config, load_callable
+from harness.errors import ConfigError
+from harness.stack.app import AppProcess
+from harness.stack.paidapi import PaidAPIService
+from harness.stack.postgres import PostgresService
+from harness.stack.process import ProcessService, start_all
+from harness.stack.proxy import ProxyService
+from harness.stack.readiness import ReadyCheck
+from harness.stack.redis import RedisService
+from harness.stack.sqs import QueueSpec, SQSService
+from harness.stack.worker import WorkerPool
+
+PROXYABLE = ("paidapi", "redis", "postgres", "sqs")
+PROCESS_KEYS = {"command", "ready", "start_timeout"}
+
+
+class Stack:
+    """Every service of a session, built from one Config."""
+
+    def __init__(self, config: Config, workdir: Path,
+                 on_worker_event: Callable[[str, Any, dict], None] | None = None):
+        self.config = config
+        self.workdir = Path(workdir)
+        bad = set(config.proxied) - set(PROXYABLE)
+        if bad:
+            raise ConfigError(f"proxied: cannot proxy {sorted(bad)}; choose from {PROXYABLE}", key="proxied")
+        schema = load_callable(config.schema, "schema") if config.schema else None
+        common = lambda name: {"port": free_port(), "workdir": self.workdir / name}  # noqa: E731
+        self.redis = RedisService("redis", binary=config.redis_binary or None, **common("redis"))
+        self.postgres = PostgresService("postgres", bindir=config.postgres_bindir or None, schema=schema,
+                                        max_connections=config.postgres_max_connections, **common("postgres"))
+        self.sqs = SQSService("sqs", queues=[_queue(q) for q in config.queues], **common("sqs"))
+        self.paidapi = PaidAPIService("paidapi", seed=config.seed, time_scale=config.time_scale,
+                                      profile=config.paidapi_profile, **common("paidapi"))
+        self.proxy = ProxyService("proxy", seed=config.seed, **common("proxy"))
+        self.proxy_ports = {name: free_port() for name in config.proxied}
+        self.failpoints = _failpoint_control(self.workdir / "failpoints")
+        self.values = self._values()
+        self.env = self._env()
+        self.processes = {name: self._app_process(name, spec) for name, spec in config.processes.items()}
+        self.workers = WorkerPool(
+            command=config.worker_command, values=self.values, count=config.workers if config.worker_command else 0,
+            workdir=self.workdir / "workers", env=self.env, ready=ReadyCheck.parse(config.worker_ready),
+            start_timeout=config.start_timeout, on_event=on_worker_event)
+
+    # -- assembly ------------------------------------------------------------------
+    @property
+    def infrastructure(self) -> list[ProcessService]:
+        return [self.redis, self.postgres, self.sqs, self.paidapi, self.proxy]
+
+    def services(self) -> list[ProcessService]:
+        return [*self.infrastructure, *self.processes.values(), *self.workers.workers]
+
+    def _via_proxy(self, name: str, service: ProcessService) -> int:
+        return self.proxy_ports.get(name, service.port)
+
+    def _values(self) -> dict[str, Any]:
+        host = "127.0.0.1"
+        pg_port = self._via_proxy("postgres", self.postgres)
+        values = {
+            "redis_url": f"redis://{host}:{self._via_proxy('redis', self.redis)}/0",
+            "database_url": f"postgresql+psycopg://postgres@{host}:{pg_port}/app",
+            "database_dsn": f"postgresql://postgres@{host}:{pg_port}/app",
+            "sqs_endpoint": f"http://{host}:{self._via_proxy('sqs', self.sqs)}",
+            "paidapi_url": f"http://{host}:{self._via_proxy('paidapi', self.paidapi)}",
+            "paidapi_direct_url": self.paidapi.url,
+            "proxy_url": self.proxy.url,
+            "time_scale": self.config.time_scale,
+            "seed": self.config.seed,
+            "failpoints_dir": str(self.failpoints.path),
+            "region": "us-east-1",
+        }
+        self._app_ports = {name: free_port() for name in self.config.processes}
+        values.update({f"{name}_url": f"http://{host}:{port}" for name, port in self._app_ports.items()})
+        return values
+
+    def _env(self) -> dict[str, str]:
+        env = dict(self.failpoints.env())
+        for var, template in self.config.env.items():
+            try:
+                env[var] = str(template).format_map(self.values)
+            except (KeyError, ValueError) as exc:
+                raise ConfigError(f"env.{var} = {template!r}: unknown value {exc}; known: "
+                                  f"{', '.join(sorted(self.values))}", key=f"env.{var}") from exc
+        return env
+
+    def _app_process(self, name: str, spec: Any) -> AppProcess:
+        if not isinstance(spec, dict) or "command" not in spec:
+            raise ConfigError(f"processes.{name}: expected a table with 'command'", key=f"processes.{name}")
+        unknown = set(spec) - PROCESS_KEYS
+        if unknown:
+            raise ConfigError(f"processes.{name}: unknown keys {sorted(unknown)}; known: {sorted(PROCESS_KEYS)}",
+                              key=f"processes.{name}")
+        return AppProcess(name, command=spec["command"], values=self.values,
+                          ready=ReadyCheck.parse(spec.get("ready", "tcp")),
+                          start_timeout=float(spec.get("start_timeout", self.config.start_timeout)),
+                          port=self._app_ports[name], workdir=self.workdir / "app", env=self.env)
+
+    # -- lifecycle -----------------------------------------------------------------
+    def start(self) -> None:
+        try:
+            start_all(self.infrastructure, self.config.start_timeout)
+            self._create_proxies()
+            start_all(list(self.processes.values()))
+            self.workers.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _create_proxies(self) -> None:
+        client = self.proxy.client()
+        upstreams = {"paidapi": self.paidapi, "redis": self.redis, "postgres": self.postgres, "sqs": self.sqs}
+        for name, port in self.proxy_ports.items():
+            upstream = upstreams[name]
+            client.create(name=name, listen=f"127.0.0.1:{port}", upstream=f"{upstream.host}:{upstream.port}")
+
+    def reset(self) -> None:
+        """Give the next test a clean world: empty broker, fresh DB, no toxics, empty ledger."""
+        self.failpoints.reset()
+        self.proxy.client().reset()
+        self.paidapi.control().reset()
+        self.redis.reset()
+        self.postgres.reset()
+        self.sqs.reset()
+        for proc in self.processes.values():
+            if not proc.is_running():
+                proc.start()
+        self.workers.replace_dead()
+
+    def stop(self) -> None:
+        self.workers.stop()
+        for service in [*reversed(list(self.processes.values())), *reversed(self.infrastructure)]:
+            service.stop()
+
+    def __enter__(self) -> "Stack":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _queue(spec: Any) -> QueueSpec:
+    try:
+        return QueueSpec.from_dict(spec)
+    except TypeError as exc:
+        raise ConfigError(f"queues: bad queue {spec!r}: {exc}", key="queues") from exc
+
+
+def _failpoint_control(path: Path):
+    from harness.failpoints.control import FailpointControl
+
+    return FailpointControl.create(path)
