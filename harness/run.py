@@ -3,10 +3,20 @@ from __future__ import annotations
 
 import random
 import re
+import shutil
 from pathlib import Path
 
+from harness._wait import wait_until
+from harness.checks.snapshot import Snapshot
 from harness.config import Config
+from harness.errors import WaitTimeout
+from harness.evidence import JobTable
+from harness.history import History, Recorder
+from harness.history.converters import events_from_ledger, events_from_triggers
 from harness.stack.stack import Stack
+
+# paid calls that will still finish (and may still bill): settling waits for them
+CALLS_STILL_RUNNING = ("in_flight", "held")
 
 
 def artifacts_dir_for(root: Path, nodeid: str) -> Path:
@@ -16,7 +26,7 @@ def artifacts_dir_for(root: Path, nodeid: str) -> Path:
 
 
 class Run:
-    """The stack as one test sees it, plus that test's evidence folder and seeded RNG."""
+    """The stack as one test sees it, plus that test's evidence folder, history and seeded RNG."""
 
     def __init__(self, stack: Stack, config: Config, artifacts: Path, nodeid: str):
         self.stack = stack
@@ -24,29 +34,68 @@ class Run:
         self.nodeid = nodeid
         self.seed = config.seed
         self.artifacts = artifacts
-        self.artifacts.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.artifacts, ignore_errors=True)  # evidence of an earlier run of this test
+        self.artifacts.mkdir(parents=True)
         # one RNG per test, derived from the run seed: replaying one test replays its choices
         self.rng = random.Random(f"{config.seed}:{nodeid}")
+        self.history = Recorder(self.artifacts / "history.jsonl")
+        self.jobs = JobTable.from_config(config)
         self.paidapi = stack.paidapi.control()
         self.proxy = stack.proxy.client()
         self.failpoints = stack.failpoints
         self.workers = stack.workers
         self.values = stack.values
-        self._log_offsets = {svc.name: (svc, svc.log_offset()) for svc in stack.services()}
+        self._log_offsets = {svc.name: svc.log_offset() for svc in stack.services()}
 
     @property
     def database_url(self) -> str:
         return self.values["database_url"]
 
     @property
+    def database_dsn(self) -> str:
+        """libpq URL of the app database, direct (never through the fault proxy)."""
+        return self.stack.postgres.dsn
+
+    @property
     def redis_url(self) -> str:
         return self.values["redis_url"]
+
+    def scaled(self, seconds: float) -> float:
+        """A production duration in this run's time (``seconds × time_scale``)."""
+        return seconds * self.config.time_scale
+
+    # -- after the scenario --------------------------------------------------------
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until every job is terminal and no paid call is still running; False at the bound."""
+        timeout = self.config.settle_timeout if timeout is None else timeout
+
+        def quiet() -> bool:
+            if self.jobs.pending(self.database_dsn):
+                return False
+            return not any(c["state"] in CALLS_STILL_RUNNING for c in self.paidapi.ledger())
+
+        try:
+            wait_until(quiet, timeout=timeout, interval=0.02, what="the system to settle")
+            return True
+        except WaitTimeout:
+            return False
+
+    def collect(self) -> tuple[History, Snapshot]:
+        """Merge every source of evidence into the history; take the final DB snapshot."""
+        self.history.extend(events_from_ledger(self.paidapi.ledger()))
+        self.history.extend(events_from_triggers(self.failpoints.triggers()))
+        self.history.extend(self.jobs.state_events(self.database_dsn))
+        snapshot = self.jobs.snapshot(self.database_dsn)
+        snapshot.save(self.artifacts / "snapshot.json")
+        return self.history.events(), snapshot
 
     def save_logs(self) -> Path:
         """Write each service's log lines from this test into ``<artifacts>/logs``."""
         folder = self.artifacts / "logs"
         folder.mkdir(exist_ok=True)
         for svc in self.stack.services():
-            _svc, offset = self._log_offsets.get(svc.name, (svc, 0))
-            (folder / f"{svc.name}.log").write_text(svc.logs_since(offset))
+            (folder / f"{svc.name}.log").write_text(svc.logs_since(self._log_offsets.get(svc.name, 0)))
         return folder
+
+    def close(self) -> None:
+        self.history.close()

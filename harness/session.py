@@ -1,14 +1,18 @@
-"""The plugin's state for one pytest process: the resolved config and the stack."""
+"""The plugin's state for one pytest process: the resolved config, the stack, the verdicts."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness import config as cfg
+from harness.checks import GLOBAL_INVARIANTS, Verdict, checkers_by_name, run_checks, violation_error
 from harness.run import Run, artifacts_dir_for
 from harness.stack import reaper
 from harness.stack.stack import Stack
+
+VERDICT_KEY = pytest.StashKey[Verdict]()
 
 
 class JobquakeSession:
@@ -21,6 +25,13 @@ class JobquakeSession:
         pyproject = config.rootpath / "pyproject.toml"
         self.settings = cfg.resolve(cli=cli, ini=ini, pyproject=pyproject if pyproject.is_file() else None)
         self._stack: Stack | None = None
+        self._run: Run | None = None
+        self.verdicts: dict[str, Verdict] = {}
+
+    @property
+    def artifacts_root(self) -> Path:
+        root = Path(self.settings.artifacts)
+        return root if root.is_absolute() else self.pytest_config.rootpath / root
 
     # -- hooks ---------------------------------------------------------------------
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -28,16 +39,74 @@ class JobquakeSession:
         return [f"jobquake: backend={s.backend} seed={s.seed} time_scale={s.time_scale} "
                 f"artifacts={self.artifacts_root}"]
 
-    @property
-    def artifacts_root(self) -> Path:
-        root = Path(self.settings.artifacts)
-        return root if root.is_absolute() else self.pytest_config.rootpath / root
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        run = getattr(item, "funcargs", {}).get("jq")
+        if not isinstance(run, Run):
+            return (yield)
+        try:
+            result = yield
+        except BaseException:
+            self._judge(item, run, settle=False)  # keep the evidence of a scenario that broke
+            raise
+        error = self._judge(item, run, settle=True)
+        if error is not None:
+            raise error
+        return result
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.verdicts:
+            return
+        from harness.report import summary_lines
+
+        terminalreporter.section("jobquake invariants")
+        for line in summary_lines(self.verdicts):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"artifacts: {self.artifacts_root}   replay: --jobquake-seed={self.settings.seed}")
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.verdicts:
+            from harness.report import write_json
+
+            name = "run.json" if not hasattr(self.pytest_config, "workerinput") else \
+                f"run-{self.pytest_config.workerinput['workerid']}.json"
+            write_json(self.artifacts_root / name, self.verdicts, meta={"seed": self.settings.seed})
+
+    # -- the verdict ---------------------------------------------------------------
+    def _judge(self, item: pytest.Item, run: Run, *, settle: bool) -> BaseException | None:
+        marker = item.get_closest_marker("jobquake")
+        opts: dict[str, Any] = dict(marker.kwargs) if marker else {}
+        if settle and opts.get("settle", True) is not False:
+            bound = opts["settle"] if isinstance(opts.get("settle"), (int, float)) else None
+            if not run.settle(bound):
+                run.history.record("harness", "info", "settle", data={"settled": False})
+        history, snapshot = run.collect()
+        verdict = run_checks(self._checkers(opts), history, snapshot, opts.get("options"))
+        self._save(item, run, history, snapshot, verdict)
+        return violation_error(verdict, str(run.artifacts), self.settings.seed, item.nodeid)
+
+    @staticmethod
+    def _checkers(opts: dict[str, Any]) -> list:
+        skip = set(opts.get("skip_checks", ()))
+        chosen = [c for c in GLOBAL_INVARIANTS if _name(c) not in skip]
+        for extra in opts.get("checks", ()):
+            chosen += checkers_by_name([extra]) if isinstance(extra, str) else [extra]
+        return chosen
+
+    def _save(self, item: pytest.Item, run: Run, history, snapshot, verdict: Verdict) -> None:
+        from harness.report import junit_properties, write_artifacts
+
+        write_artifacts(run.artifacts, history, snapshot, verdict, title=item.nodeid,
+                        seed=self.settings.seed, nodeid=item.nodeid)
+        item.stash[VERDICT_KEY] = verdict
+        self.verdicts[item.nodeid] = verdict
+        item.user_properties.extend(junit_properties(verdict, self.settings.seed, run.artifacts))
 
     # -- stack lifecycle -----------------------------------------------------------
     def stack(self) -> Stack:
         if self._stack is None:
             reaper.reap()  # what a killed earlier run left behind
-            stack = Stack(self.settings, reaper.run_dir() / "stack")
+            stack = Stack(self.settings, reaper.run_dir() / "stack", on_worker_event=self._worker_event)
             stack.start()
             self._stack = stack
         return self._stack
@@ -48,9 +117,22 @@ class JobquakeSession:
             self._stack = None
             reaper.remove_run_dir()
 
+    def _worker_event(self, name: str, worker: Any, data: dict) -> None:
+        if self._run is not None:
+            self._run.history.record("worker", "ok", name, data=data)
+
     def begin(self, node: pytest.Item, stack: Stack) -> Run:
         stack.reset()
-        return Run(stack, self.settings, artifacts_dir_for(self.artifacts_root, node.nodeid), node.nodeid)
+        self._run = Run(stack, self.settings, artifacts_dir_for(self.artifacts_root, node.nodeid), node.nodeid)
+        return self._run
 
     def finish(self, node: pytest.Item, run: Run) -> None:
         run.save_logs()
+        run.close()
+        self._run = None
+
+
+def _name(checker: Any) -> str:
+    from harness.checks import checker_name
+
+    return checker_name(checker)

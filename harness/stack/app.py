@@ -43,8 +43,10 @@ class AppProcess(ProcessService):
     scheme = "http"
 
     def __init__(self, name: str, *, command: str, values: Mapping[str, object],
-                 ready: ReadyCheck, start_timeout: float = 30.0, **kwargs):
+                 ready: ReadyCheck, start_timeout: float = 30.0, cwd: Path | None = None, **kwargs):
         super().__init__(name, **kwargs)
+        if cwd is not None:
+            self.cwd = Path(cwd)  # the app runs from its project folder, as its developers run it
         self.template = command
         self.values = dict(values)
         self.ready = ready

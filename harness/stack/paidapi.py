@@ -28,6 +28,9 @@ class PaidAPIService(ProcessService):
         return httpx.get(f"{self.url}/_jobquake/health", timeout=1.0).is_success
 
     def control(self):
-        from harness.paidapi.control import PaidAPIControl
+        """A client of this service, made once and reused (each holds a connection pool)."""
+        if getattr(self, "_control", None) is None:
+            from harness.paidapi.control import PaidAPIControl
 
-        return PaidAPIControl(self.url)
+            self._control = PaidAPIControl(self.url)
+        return self._control

@@ -36,6 +36,7 @@ class ProcessService:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.workdir / f"{name}.log"
         self.extra_env = dict(env or {})
+        self.cwd = self.workdir
         self._proc: subprocess.Popen | None = None
         self._paused = False
 
@@ -91,7 +92,7 @@ class ProcessService:
         try:
             self._proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=env, cwd=self.workdir, start_new_session=True, user=self.run_as(),
+                env=env, cwd=self.cwd, start_new_session=True, user=self.run_as(),
             )
         except FileNotFoundError as exc:
             raise self.error(f"cannot run {cmd[0]!r}: {exc.strerror}") from exc

@@ -26,6 +26,9 @@ class ProxyService(ProcessService):
         return httpx.get(f"{self.url}/version", timeout=1.0).is_success
 
     def client(self):
-        from harness.proxy.client import ProxyClient
+        """A client of this service, made once and reused (each holds a connection pool)."""
+        if getattr(self, "_client", None) is None:
+            from harness.proxy.client import ProxyClient
 
-        return ProxyClient(self.url)
+            self._client = ProxyClient(self.url)
+        return self._client

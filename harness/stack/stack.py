@@ -12,6 +12,7 @@ from typing import Any, Callable
 from harness._ports import free_port
 from harness.config import Config, load_callable
 from harness.errors import ConfigError
+from harness.evidence import JobTable
 from harness.stack.app import AppProcess
 from harness.stack.paidapi import PaidAPIService
 from harness.stack.postgres import PostgresService
@@ -36,7 +37,7 @@ class Stack:
         bad = set(config.proxied) - set(PROXYABLE)
         if bad:
             raise ConfigError(f"proxied: cannot proxy {sorted(bad)}; choose from {PROXYABLE}", key="proxied")
-        schema = load_callable(config.schema, "schema") if config.schema else None
+        schema = self._template_builder(config)
         common = lambda name: {"port": free_port(), "workdir": self.workdir / name}  # noqa: E731
         self.redis = RedisService("redis", binary=config.redis_binary or None, **common("redis"))
         self.postgres = PostgresService("postgres", bindir=config.postgres_bindir or None, schema=schema,
@@ -53,9 +54,22 @@ class Stack:
         self.workers = WorkerPool(
             command=config.worker_command, values=self.values, count=config.workers if config.worker_command else 0,
             workdir=self.workdir / "workers", env=self.env, ready=ReadyCheck.parse(config.worker_ready),
-            start_timeout=config.start_timeout, on_event=on_worker_event)
+            start_timeout=config.start_timeout, on_event=on_worker_event, cwd=config.root)
 
     # -- assembly ------------------------------------------------------------------
+    @staticmethod
+    def _template_builder(config: Config) -> Callable[[str], None] | None:
+        """The app's schema, then the state-log trigger on its job table, in the template DB."""
+        if not config.schema:
+            return None
+        schema = load_callable(config.schema, "schema")
+        jobs = JobTable.from_config(config)
+
+        def build(url: str) -> None:
+            schema(url)
+            jobs.install_state_log(url.replace("postgresql+psycopg://", "postgresql://", 1))
+        return build
+
     @property
     def infrastructure(self) -> list[ProcessService]:
         return [self.redis, self.postgres, self.sqs, self.paidapi, self.proxy]
@@ -81,6 +95,7 @@ class Stack:
             "seed": self.config.seed,
             "failpoints_dir": str(self.failpoints.path),
             "region": "us-east-1",
+            "root": str(self.config.root),
         }
         self._app_ports = {name: free_port() for name in self.config.processes}
         values.update({f"{name}_url": f"http://{host}:{port}" for name, port in self._app_ports.items()})
@@ -106,7 +121,8 @@ class Stack:
         return AppProcess(name, command=spec["command"], values=self.values,
                           ready=ReadyCheck.parse(spec.get("ready", "tcp")),
                           start_timeout=float(spec.get("start_timeout", self.config.start_timeout)),
-                          port=self._app_ports[name], workdir=self.workdir / "app", env=self.env)
+                          port=self._app_ports[name], workdir=self.workdir / "app", env=self.env,
+                          cwd=self.config.root)
 
     # -- lifecycle -----------------------------------------------------------------
     def start(self) -> None:

@@ -49,7 +49,8 @@ class WorkerPool:
 
     def __init__(self, *, command: str, values: Mapping[str, object], count: int, workdir: Path,
                  env: Mapping[str, str], ready: ReadyCheck = DEFAULT_READY,
-                 start_timeout: float = 30.0, on_event: WorkerEvent | None = None):
+                 start_timeout: float = 30.0, on_event: WorkerEvent | None = None,
+                 cwd: Path | None = None):
         check_prefork(command)
         if count < 0:
             raise ConfigError(f"worker count must be >= 0, got {count}", key="workers")
@@ -60,12 +61,13 @@ class WorkerPool:
         self.ready = ready
         self.start_timeout = start_timeout
         self.on_event = on_event
+        self.cwd = cwd
         self.workers: list[CeleryWorker] = [self._new(i) for i in range(count)]
 
     def _new(self, index: int) -> CeleryWorker:
         return CeleryWorker(f"worker{index + 1}", command=self.command, values=self.values,
                             ready=self.ready, start_timeout=self.start_timeout, port=0,
-                            workdir=self.workdir, env=self.env)
+                            workdir=self.workdir, env=self.env, cwd=self.cwd)
 
     def __getitem__(self, index: int) -> CeleryWorker:
         return self.workers[index]

@@ -1,0 +1,95 @@
+"""The plugin end to end, in a pytester project pointing jobquake at a small Celery app."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+TINYAPP = (Path(__file__).parent / "tinyapp.py").read_text()
+PYPROJECT = """
+[tool.jobquake]
+schema = "tinyapp:create_schema"
+worker_command = "celery -A tinyapp worker --pool prefork --concurrency 1 -n {name}@%h --without-mingle --without-gossip --without-heartbeat --loglevel INFO"
+workers = 1
+settle_timeout = 3
+time_scale = 0.01
+
+[tool.jobquake.env]
+TINY_BROKER = "{redis_url}"
+TINY_DB = "{database_url}"
+TINY_PAIDAPI = "{paidapi_url}"
+PYTHONPATH = "{root}"
+"""
+SCENARIOS = '''
+import psycopg
+from celery import Celery
+from harness import wait_until
+
+def submit(jq, job_id, finish=True):
+    with psycopg.connect(jq.database_dsn, autocommit=True) as conn:
+        conn.execute("INSERT INTO jobs (id, state) VALUES (%s, 'queued')", (job_id,))
+    jq.history.record("submit", "ok", "submit", job_id=job_id, data={"status": 202, "job_id": job_id})
+    Celery(broker=jq.redis_url).send_task("tiny.work", args=[job_id, finish])
+
+def state(jq, job_id):
+    with psycopg.connect(jq.database_dsn, autocommit=True) as conn:
+        return conn.execute("SELECT state FROM jobs WHERE id = %s", (job_id,)).fetchone()[0]
+
+def test_job_reaches_done(jq):
+    submit(jq, "job-1")
+    wait_until(lambda: state(jq, "job-1") == "done", timeout=20, what="job-1 done")
+    assert [c["job_id"] for c in jq.paidapi.billed()] == ["job-1"]
+
+def test_job_left_processing(jq):
+    submit(jq, "job-2", finish=False)
+    wait_until(lambda: state(jq, "job-2") == "processing", timeout=20, what="job-2 processing")
+'''
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(tinyapp=TINYAPP, test_scenarios=SCENARIOS)
+    pytester.makefile(".toml", pyproject=PYPROJECT)
+    return pytester
+
+
+def test_options_are_registered(pytester: pytest.Pytester):
+    result = pytester.runpytest_subprocess("--help")
+    result.stdout.fnmatch_lines(["*jobquake*", "*--jobquake-backend*", "*--jobquake-seed*",
+                                 "*--jobquake-time-scale*", "*--jobquake-artifacts*"])
+
+
+def test_bad_config_is_a_clear_usage_error(pytester: pytest.Pytester):
+    pytester.makefile(".toml", pyproject="[tool.jobquake]\nworkres = 2\n")
+    pytester.makepyfile(test_x="def test_x(): pass")
+    result = pytester.runpytest_subprocess()
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*unknown key 'workres'*pyproject.toml*"])
+
+
+def test_scenarios_pass_fail_and_leave_evidence(project: pytest.Pytester):
+    result = project.runpytest_subprocess("--jobquake-seed=7", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    # the failure names the invariant, the stuck job, the artifacts and the replay line
+    assert "every job terminal" in out.lower() or "every_job_terminal" in out
+    assert "job-2" in out and "processing" in out
+    assert "--jobquake-seed=7" in out
+    result.stdout.fnmatch_lines(["*jobquake invariants*"])
+    artifacts = project.path / ".jobquake" / "artifacts"
+    done = next(artifacts.glob("*test_job_reaches_done*"))
+    for name in ("history.jsonl", "snapshot.json", "verdict.json", "timeline.html"):
+        assert (done / name).is_file(), name
+    for log in ("redis", "postgres", "sqs", "paidapi", "proxy", "worker1"):
+        assert (done / "logs" / f"{log}.log").is_file(), log
+    events = [json.loads(line) for line in (done / "history.jsonl").read_text().splitlines()]
+    states = [e["data"]["state"] for e in events if e["source"] == "job" and e["name"] == "state"]
+    assert states == ["queued", "processing", "done"]
+    assert any(e["source"] == "paidapi" and e["type"] == "ok" for e in events)
+    verdict = json.loads((done / "verdict.json").read_text())
+    assert verdict["valid"] is True
+    stuck = json.loads((next(artifacts.glob("*test_job_left_processing*")) / "verdict.json").read_text())
+    assert stuck["valid"] is False
