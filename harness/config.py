@@ -228,9 +228,13 @@ def _strip_prefix(section: Mapping[str, Any]) -> dict[str, Any]:
     return {k[len("jobquake_"):]: v for k, v in section.items() if k.startswith("jobquake_")}
 
 
-def load_callable(spec: str, key: str) -> Callable[..., Any]:
-    """Import 'module:function' named by config key ``key``."""
+def load_callable(spec: str, key: str, root: Path | None = None) -> Callable[..., Any]:
+    """Import 'module:function' named by config key ``key`` (the project folder ``root`` first on the path)."""
     import importlib
+    import sys
+
+    if root is not None and str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # the app's modules live in its project, as for its own tools
 
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:

@@ -14,9 +14,10 @@ class ProxyService(ProcessService):
     scheme = "http"
     start_timeout = 15.0
 
-    def __init__(self, *args, seed: int, **kwargs):
+    def __init__(self, *args, seed: int, routes: dict[str, tuple[int, str]] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.seed = seed
+        self.routes = dict(routes or {})  # proxy name -> (listen port, upstream host:port)
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "harness.proxy", "--host", self.host, "--port", str(self.port),
@@ -24,6 +25,12 @@ class ProxyService(ProcessService):
 
     def probe(self) -> bool:
         return httpx.get(f"{self.url}/version", timeout=1.0).is_success
+
+    def after_ready(self) -> None:
+        """Create the configured routes (again, after a restart: the proxy keeps no state)."""
+        client = self.client()
+        for name, (port, upstream) in self.routes.items():
+            client.create(name=name, listen=f"{self.host}:{port}", upstream=upstream)
 
     def client(self):
         """A client of this service, made once and reused (each holds a connection pool)."""

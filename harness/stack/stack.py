@@ -45,8 +45,10 @@ class Stack:
         self.sqs = SQSService("sqs", queues=[_queue(q) for q in config.queues], **common("sqs"))
         self.paidapi = PaidAPIService("paidapi", seed=config.seed, time_scale=config.time_scale,
                                       profile=config.paidapi_profile, **common("paidapi"))
-        self.proxy = ProxyService("proxy", seed=config.seed, **common("proxy"))
         self.proxy_ports = {name: free_port() for name in config.proxied}
+        upstreams = {"paidapi": self.paidapi, "redis": self.redis, "postgres": self.postgres, "sqs": self.sqs}
+        self.proxy = ProxyService("proxy", seed=config.seed, **common("proxy"), routes={
+            name: (port, f"{upstreams[name].host}:{upstreams[name].port}") for name, port in self.proxy_ports.items()})
         self.failpoints = _failpoint_control(self.workdir / "failpoints")
         self.values = self._values()
         self.env = self._env()
@@ -62,7 +64,7 @@ class Stack:
         """The app's schema, then the state-log trigger on its job table, in the template DB."""
         if not config.schema:
             return None
-        schema = load_callable(config.schema, "schema")
+        schema = load_callable(config.schema, "schema", config.root)
         jobs = JobTable.from_config(config)
 
         def build(url: str) -> None:
@@ -126,21 +128,16 @@ class Stack:
 
     # -- lifecycle -----------------------------------------------------------------
     def start(self) -> None:
+        """Infrastructure and workers start together (a worker waits for its broker by itself and
+        touches the database only when a task runs); app processes start once the database holds
+        its schema, since a server may read it at start-up."""
         try:
-            start_all(self.infrastructure, self.config.start_timeout)
-            self._create_proxies()
+            start_all([*self.infrastructure, *self.workers.workers], self.config.start_timeout)
+            self.workers.announce_ready()
             start_all(list(self.processes.values()))
-            self.workers.start()
         except BaseException:
             self.stop()
             raise
-
-    def _create_proxies(self) -> None:
-        client = self.proxy.client()
-        upstreams = {"paidapi": self.paidapi, "redis": self.redis, "postgres": self.postgres, "sqs": self.sqs}
-        for name, port in self.proxy_ports.items():
-            upstream = upstreams[name]
-            client.create(name=name, listen=f"127.0.0.1:{port}", upstream=f"{upstream.host}:{upstream.port}")
 
     def reset(self) -> None:
         """Give the next test a clean world: empty broker, fresh DB, no toxics, empty ledger."""

@@ -85,6 +85,11 @@ class WorkerPool:
         for worker in pending:
             self._emit("ready", worker)
 
+    def announce_ready(self) -> None:
+        """Record every running worker as ready (for workers started along with the stack)."""
+        for worker in self.workers:
+            self._emit("ready", worker)
+
     def kill(self, index: int = 0, sig: int = signal.SIGKILL) -> CeleryWorker:
         """Signal one worker's whole process group (main process and pool children)."""
         worker = self.workers[index]

@@ -60,3 +60,25 @@ def family(pid: int) -> list[int]:
             found.append(current)
         todo.extend(children.get(current, []))
     return found
+
+
+@pytest.fixture(scope="session")
+def tiny_stack():
+    """The whole stack (Redis, Postgres, SQS, paid API, proxy, one worker) running the tiny app."""
+    from tests.integration.tiny import tiny_stack as make
+
+    stack = make()
+    stack.start()
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture
+def tiny(tiny_stack, tmp_path):
+    """A per-test Run on the tiny stack: reset world, own history and artifacts."""
+    from harness.run import Run
+
+    tiny_stack.reset()
+    run = Run(tiny_stack, tiny_stack.config, tmp_path / "artifacts", "tiny")
+    yield run
+    run.close()

@@ -8,21 +8,9 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-TINYAPP = (Path(__file__).parent / "tinyapp.py").read_text()
-PYPROJECT = """
-[tool.jobquake]
-schema = "tinyapp:create_schema"
-worker_command = "celery -A tinyapp worker --pool prefork --concurrency 1 -n {name}@%h --without-mingle --without-gossip --without-heartbeat --loglevel INFO"
-workers = 1
-settle_timeout = 3
-time_scale = 0.01
-
-[tool.jobquake.env]
-TINY_BROKER = "{redis_url}"
-TINY_DB = "{database_url}"
-TINY_PAIDAPI = "{paidapi_url}"
-PYTHONPATH = "{root}"
-"""
+TINYAPP_DIR = Path(__file__).parent.parent / "tinyapp"
+TINYAPP = (TINYAPP_DIR / "tinyapp.py").read_text()
+PYPROJECT = (TINYAPP_DIR / "pyproject.toml").read_text()
 SCENARIOS = '''
 import psycopg
 from celery import Celery

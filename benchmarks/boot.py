@@ -1,0 +1,176 @@
+"""How long the embedded stack takes to be ready, and what a per-test reset costs.
+
+Measured in one run, side by side, median of N (default 5):
+
+* ready stack, cold: Redis + Postgres + SQS (moto) + proxy + paid API + 2 Celery
+  workers (the small test app in tests/tinyapp), with an empty template cache,
+  so Postgres runs initdb;
+* ready stack, warm: the same with the template cluster cached;
+* per-test reset: fresh app database from the template, Redis flushed, SQS
+  reset, proxy reset, paid-API ledger cleared, failpoints disarmed;
+* Postgres alone: jobquake's PostgresService (warm: copy the cached cluster,
+  start, create the template and app databases) against pytest-postgresql's
+  process executor (initdb + pg_ctl start, as its ``postgresql_proc`` fixture
+  does), interleaved. As root both run the server as the unprivileged
+  ``postgres`` user (pytest-postgresql through a pg_ctl wrapper calling runuser);
+* the proxy's added latency and throughput (``benchmarks/proxy.py``).
+
+    .venv/bin/python benchmarks/boot.py [--runs 5]
+
+prints a table and writes ``benchmarks/results/boot.json``.
+Targets: warm <= 1.5 s, cold <= 3 s, reset <= 300 ms, proxy <= 1 ms and >= 3,000 req/s.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from harness._ports import free_port, release_port  # noqa: E402
+from harness.config import resolve  # noqa: E402
+from harness.stack import reaper  # noqa: E402
+from harness.stack.postgres import PostgresService, find_postgres_bindir, unprivileged_user  # noqa: E402
+from harness.stack.stack import Stack  # noqa: E402
+
+TINYAPP = ROOT / "tests" / "tinyapp" / "pyproject.toml"
+RESULTS = ROOT / "benchmarks" / "results" / "boot.json"
+
+
+def _stack() -> Stack:
+    config = resolve(cli={"workers": 2}, environ={}, pyproject=TINYAPP)
+    return Stack(config, reaper.run_dir() / f"boot-{time.monotonic_ns()}")
+
+
+def time_stack(cold: bool, resets: int) -> tuple[float, list[float]]:
+    """Seconds to a ready stack, and the cost of each of ``resets`` resets."""
+    cache = tempfile.mkdtemp(prefix="jobquake-cold-cache-") if cold else None
+    if cache:
+        os.environ["JOBQUAKE_CACHE_DIR"] = cache
+    try:
+        stack = _stack()
+        started = time.perf_counter()
+        stack.start()
+        ready = time.perf_counter() - started
+        costs = []
+        for _ in range(resets):
+            t0 = time.perf_counter()
+            stack.reset()
+            costs.append(time.perf_counter() - t0)
+        stack.stop()
+        for svc in stack.infrastructure:
+            release_port(svc.port)
+        shutil.rmtree(stack.postgres.datadir, ignore_errors=True)
+        return ready, costs
+    finally:
+        os.environ.pop("JOBQUAKE_CACHE_DIR", None)
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
+
+
+def time_jobquake_postgres() -> float:
+    svc = PostgresService("postgres", port=free_port(), workdir=reaper.run_dir() / "boot-pg")
+    started = time.perf_counter()
+    svc.start()
+    elapsed = time.perf_counter() - started
+    svc.stop()
+    svc.remove_data()
+    release_port(svc.port)
+    return elapsed
+
+
+def time_pytest_postgresql() -> float:
+    """pytest-postgresql's process executor: initdb + pg_ctl start, as its ``postgresql_proc`` does."""
+    from pytest_postgresql.executors.proc import PostgreSQLExecutor
+
+    pg_ctl = str(find_postgres_bindir() / "pg_ctl")
+    tmp = Path(tempfile.mkdtemp(prefix="jobquake-pytest-postgresql-"))
+    user = unprivileged_user()
+    if user:  # pg_ctl refuses root and pytest-postgresql cannot switch users: wrap pg_ctl
+        tmp.chmod(0o755)
+        shutil.chown(tmp, user)
+        wrapper = tmp / "pg_ctl"
+        wrapper.write_text(f'#!/bin/sh\nexec runuser -u {user} -- {pg_ctl} "$@"\n')
+        wrapper.chmod(0o755)
+        pg_ctl = str(wrapper)
+    port = free_port()
+    ex = PostgreSQLExecutor(executable=pg_ctl, host="127.0.0.1", port=port, datadir=str(tmp / "data"),
+                            unixsocketdir=str(tmp), logfile=str(tmp / "pg.log"), startparams="-w",
+                            dbname="tests")
+    started = time.perf_counter()
+    ex.start()
+    ex.wait_for_postgres()
+    elapsed = time.perf_counter() - started
+    ex.stop()
+    release_port(port)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return elapsed
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--resets", type=int, default=10, help="resets timed per warm stack")
+    args = parser.parse_args(argv)
+    reaper.reap()
+    time_stack(cold=False, resets=0)  # fill the template cache once, outside the measurement
+    cold, warm, resets, ours_pg, theirs_pg = [], [], [], [], []
+    for _ in range(args.runs):  # interleaved, so a noisy moment hits every column alike
+        cold.append(time_stack(cold=True, resets=0)[0])
+        ready, costs = time_stack(cold=False, resets=args.resets)
+        warm.append(ready)
+        resets.extend(costs)
+        ours_pg.append(time_jobquake_postgres())
+        theirs_pg.append(time_pytest_postgresql())
+    from proxy import measure_proxy
+
+    proxy = measure_proxy()
+    result = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "runs": args.runs,
+        "stack_ready_cold_s": {"median": median(cold), "all": cold, "target": 3.0},
+        "stack_ready_warm_s": {"median": median(warm), "all": warm, "target": 1.5},
+        "reset_s": {"median": median(resets), "max": max(resets), "n": len(resets), "target": 0.3},
+        "postgres_jobquake_warm_s": {"median": median(ours_pg), "all": ours_pg},
+        "postgres_pytest_postgresql_s": {"median": median(theirs_pg), "all": theirs_pg},
+        "proxy": proxy,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=1))
+    print_table(result)
+    return 0
+
+
+def print_table(r: dict) -> None:
+    rows = [
+        ("ready stack, cold (initdb)", r["stack_ready_cold_s"]["median"], "<= 3.0 s"),
+        ("ready stack, warm (template cached)", r["stack_ready_warm_s"]["median"], "<= 1.5 s"),
+        ("per-test reset", r["reset_s"]["median"], "<= 0.3 s"),
+        ("Postgres: jobquake (warm)", r["postgres_jobquake_warm_s"]["median"], ""),
+        ("Postgres: pytest-postgresql proc", r["postgres_pytest_postgresql_s"]["median"], ""),
+    ]
+    print(f"median of {r['runs']} runs, {r['machine']['cpus']} cpus")
+    for name, value, target in rows:
+        print(f"  {name:<40} {value * 1000:8.0f} ms   {target}")
+    ratio = r["postgres_pytest_postgresql_s"]["median"] / r["postgres_jobquake_warm_s"]["median"]
+    print(f"  {'Postgres: pytest-postgresql / jobquake':<40} {ratio:8.2f} x")
+    p = r["proxy"]
+    print(f"  proxy: {json.dumps({k: v for k, v in p.items() if not isinstance(v, (list, dict))})}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""``python -m harness.paidapi``: run the fake paid model provider.
+
+Logs one line per call start and end to stderr. SIGTERM (or SIGINT)
+answers every open call 503 and exits 0.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from aiohttp import web
+
+from harness.errors import ConfigError
+from harness.paidapi.profile import LatencyProfile
+from harness.paidapi.provider import Provider
+from harness.paidapi.server import make_app
+from harness.paidapi.threaded import HOST, SHUTDOWN_TIMEOUT
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(prog="python -m harness.paidapi", description=__doc__)
+    parser.add_argument("--host", default=HOST)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--seed", type=int, default=None, help="seed of the latency draws")
+    parser.add_argument("--time-scale", type=float, default=1.0,
+                        help="multiply every latency by this (e.g. 0.01 in tests)")
+    parser.add_argument("--profile", default="default",
+                        help="latency profile: 'default' or 'fixed:<seconds>'")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until SIGTERM / SIGINT."""
+    args = parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                        format="%(asctime)s paidapi %(message)s")
+    try:
+        profile = LatencyProfile.named(args.profile)
+    except ConfigError as exc:
+        print(f"paidapi: {exc}", file=sys.stderr)
+        return 2
+    provider = Provider(time_scale=args.time_scale, seed=args.seed, profile=profile)
+    url = f"http://{args.host}:{args.port}"
+    web.run_app(
+        make_app(provider), host=args.host, port=args.port, handler_cancellation=True,
+        shutdown_timeout=SHUTDOWN_TIMEOUT, access_log=None,
+        print=lambda _banner: logging.getLogger("harness.paidapi").info("listening on %s", url),
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
