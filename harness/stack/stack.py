@@ -14,13 +14,10 @@ from harness.config import Config, load_callable
 from harness.errors import ConfigError
 from harness.evidence import JobTable
 from harness.stack.app import AppProcess
-from harness.stack.paidapi import PaidAPIService
-from harness.stack.postgres import PostgresService
+from harness.stack.backends import backend_for
 from harness.stack.process import ProcessService, start_all
-from harness.stack.proxy import ProxyService
 from harness.stack.readiness import ReadyCheck
-from harness.stack.redis import RedisService
-from harness.stack.sqs import QueueSpec, SQSService
+from harness.stack.sqs import QueueSpec
 from harness.stack.worker import WorkerPool
 
 PROXYABLE = ("paidapi", "redis", "postgres", "sqs")
@@ -37,24 +34,25 @@ class Stack:
         bad = set(config.proxied) - set(PROXYABLE)
         if bad:
             raise ConfigError(f"proxied: cannot proxy {sorted(bad)}; choose from {PROXYABLE}", key="proxied")
+        self.backend = backend = backend_for(config)
         schema = self._template_builder(config)
         common = lambda name: {"port": free_port(), "workdir": self.workdir / name}  # noqa: E731
-        self.redis = RedisService("redis", binary=config.redis_binary or None, **common("redis"))
-        self.postgres = PostgresService("postgres", bindir=config.postgres_bindir or None, schema=schema,
-                                        max_connections=config.postgres_max_connections, **common("postgres"))
-        self.sqs = SQSService("sqs", queues=[_queue(q) for q in config.queues], **common("sqs"))
-        self.paidapi = PaidAPIService("paidapi", seed=config.seed, time_scale=config.time_scale,
-                                      profile=config.paidapi_profile, **common("paidapi"))
+        self.redis = backend.redis("redis", **common("redis"))
+        self.postgres = backend.postgres("postgres", schema=schema,
+                                         max_connections=config.postgres_max_connections, **common("postgres"))
+        self.sqs = backend.sqs("sqs", queues=[_queue(q) for q in config.queues], **common("sqs"))
+        self.paidapi = backend.paidapi("paidapi", seed=config.seed, time_scale=config.time_scale,
+                                       profile=config.paidapi_profile, **common("paidapi"))
         self.proxy_ports = {name: free_port() for name in config.proxied}
         upstreams = {"paidapi": self.paidapi, "redis": self.redis, "postgres": self.postgres, "sqs": self.sqs}
-        self.proxy = ProxyService("proxy", seed=config.seed, **common("proxy"), routes={
+        self.proxy = backend.proxy("proxy", seed=config.seed, **common("proxy"), routes={
             name: (port, f"{upstreams[name].host}:{upstreams[name].port}") for name, port in self.proxy_ports.items()})
         self.failpoints = _failpoint_control(self.workdir / "failpoints")
         self.values = self._values()
         self.env = self._env()
         self.processes = {name: self._app_process(name, spec) for name, spec in config.processes.items()}
         self.workers = WorkerPool(
-            command=config.worker_command, values=self.values, count=config.workers if config.worker_command else 0,
+            factory=backend.worker, command=config.worker_command, values=self.values, count=config.workers if config.worker_command else 0,
             workdir=self.workdir / "workers", env=self.env, ready=ReadyCheck.parse(config.worker_ready),
             start_timeout=config.start_timeout, on_event=on_worker_event, cwd=config.root)
 
@@ -120,7 +118,7 @@ class Stack:
         if unknown:
             raise ConfigError(f"processes.{name}: unknown keys {sorted(unknown)}; known: {sorted(PROCESS_KEYS)}",
                               key=f"processes.{name}")
-        return AppProcess(name, command=spec["command"], values=self.values,
+        return self.backend.app_process(name, command=spec["command"], values=self.values,
                           ready=ReadyCheck.parse(spec.get("ready", "tcp")),
                           start_timeout=float(spec.get("start_timeout", self.config.start_timeout)),
                           port=self._app_ports[name], workdir=self.workdir / "app", env=self.env,

@@ -47,13 +47,14 @@ class CeleryWorker(AppProcess):
 class WorkerPool:
     """A set of workers started from one command; the unit faults act on."""
 
-    def __init__(self, *, command: str, values: Mapping[str, object], count: int, workdir: Path,
+    def __init__(self, *, factory: Callable[..., CeleryWorker] = CeleryWorker, command: str, values: Mapping[str, object], count: int, workdir: Path,
                  env: Mapping[str, str], ready: ReadyCheck = DEFAULT_READY,
                  start_timeout: float = 30.0, on_event: WorkerEvent | None = None,
                  cwd: Path | None = None):
         check_prefork(command)
         if count < 0:
             raise ConfigError(f"worker count must be >= 0, got {count}", key="workers")
+        self.factory = factory
         self.command = command
         self.values = dict(values)
         self.workdir = Path(workdir)
@@ -65,7 +66,7 @@ class WorkerPool:
         self.workers: list[CeleryWorker] = [self._new(i) for i in range(count)]
 
     def _new(self, index: int) -> CeleryWorker:
-        return CeleryWorker(f"worker{index + 1}", command=self.command, values=self.values,
+        return self.factory(f"worker{index + 1}", command=self.command, values=self.values,
                             ready=self.ready, start_timeout=self.start_timeout, port=0,
                             workdir=self.workdir, env=self.env, cwd=self.cwd)
 

@@ -1,0 +1,75 @@
+"""Backends: where services run. Each builds the same services behind the Service contract.
+
+The stack asks its backend for each service by role; the process backend
+(default) runs local processes, the docker backend (``harness.stack.docker``)
+runs containers with the same ports, readiness checks and faults.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from harness.config import Config
+from harness.errors import ConfigError
+from harness.stack.app import AppProcess
+from harness.stack.paidapi import PaidAPIService
+from harness.stack.postgres import PostgresService
+from harness.stack.proxy import ProxyService
+from harness.stack.redis import RedisService
+from harness.stack.sqs import SQSService
+from harness.stack.worker import CeleryWorker
+
+
+class Backend(Protocol):
+    """Factories of services; keyword arguments are those of the process classes."""
+
+    name: str
+
+    def redis(self, name: str, **kw: Any) -> Any: ...
+    def postgres(self, name: str, **kw: Any) -> Any: ...
+    def sqs(self, name: str, **kw: Any) -> Any: ...
+    def paidapi(self, name: str, **kw: Any) -> Any: ...
+    def proxy(self, name: str, **kw: Any) -> Any: ...
+    def app_process(self, name: str, **kw: Any) -> Any: ...
+    def worker(self, name: str, **kw: Any) -> Any: ...
+
+
+class ProcessBackend:
+    """Every service a local process (the embedded default)."""
+
+    name = "process"
+
+    def __init__(self, config: Config):
+        self.config = config
+
+    def redis(self, name: str, **kw: Any) -> RedisService:
+        return RedisService(name, binary=self.config.redis_binary or None, **kw)
+
+    def postgres(self, name: str, **kw: Any) -> PostgresService:
+        return PostgresService(name, bindir=self.config.postgres_bindir or None, **kw)
+
+    def sqs(self, name: str, **kw: Any) -> SQSService:
+        return SQSService(name, **kw)
+
+    def paidapi(self, name: str, **kw: Any) -> PaidAPIService:
+        return PaidAPIService(name, **kw)
+
+    def proxy(self, name: str, **kw: Any) -> ProxyService:
+        return ProxyService(name, **kw)
+
+    def app_process(self, name: str, **kw: Any) -> AppProcess:
+        return AppProcess(name, **kw)
+
+    def worker(self, name: str, **kw: Any) -> CeleryWorker:
+        return CeleryWorker(name, **kw)
+
+
+def backend_for(config: Config) -> Backend:
+    if config.backend == "process":
+        return ProcessBackend(config)
+    if config.backend == "docker":
+        try:
+            from harness.stack.docker import DockerBackend
+        except ImportError as exc:
+            raise ConfigError(f"backend 'docker' is not available: {exc}", key="backend") from exc
+        return DockerBackend(config)
+    raise ConfigError(f"unknown backend {config.backend!r}", key="backend")
