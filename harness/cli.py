@@ -1,4 +1,4 @@
-"""The ``jobquake`` command: config, report, demo."""
+"""The ``jobquake`` command: config, run/demo, mutants, report."""
 from __future__ import annotations
 
 import argparse
@@ -11,8 +11,8 @@ from harness.errors import HarnessError
 
 def _config(args: argparse.Namespace) -> int:
     pyproject = cfg.find_pyproject(Path.cwd())
-    ini, ini_path = cfg.read_ini(Path.cwd())
-    settings = cfg.resolve(ini=ini, pyproject=pyproject)
+    ini_path = cfg.read_ini(Path.cwd())[1]
+    settings = _settings()
     rows = settings.describe()
     width = max(len(key) for key, _value, _source in rows)
     print(f"pyproject: {pyproject or '(none)'}   ini: {ini_path or '(none)'}")
@@ -28,10 +28,39 @@ def _report(args: argparse.Namespace) -> int:
     return report_main([str(args.dir)])
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from harness.demo import run_demo
+def _settings():
+    return cfg.resolve(ini=cfg.read_ini(Path.cwd())[0], pyproject=cfg.find_pyproject(Path.cwd()))
 
-    return run_demo(seed=args.seed)
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the scenario suite with the plugin (pytest does the work; this only picks the folder)."""
+    import pytest
+
+    settings = _settings()
+    extra = [f"--jobquake-seed={args.seed}"] if args.seed is not None else []
+    code = pytest.main([str(settings.root / settings.scenarios), "-p", "no:cacheprovider", *extra, *args.pytest_args])
+    artifacts = settings.root / settings.artifacts
+    print(f"\nevidence and HTML timelines: {artifacts}/<scenario>/timeline.html")
+    return int(code)
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    import json
+
+    from harness.mutation import MutationMatrix, render, to_json
+
+    settings = _settings()
+    matrix = MutationMatrix(settings, root=settings.root, jobs=args.jobs)
+    if args.only:
+        matrix.mutants = {k: v for k, v in matrix.mutants.items() if k in args.only}
+    baseline, results = matrix.run()
+    for line in render(baseline, results):
+        print(line)
+    out = settings.root / "benchmarks" / "results" / "mutants.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(to_json(baseline, results), indent=1, default=str))
+    survived = [r.name for r in results if not r.caught]
+    return 0 if baseline.exit_code == 0 and not survived else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,9 +70,16 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="re-check and re-render stored histories without re-running")
     report.add_argument("dir", type=Path, help="an artifacts folder (or a folder of them)")
     report.set_defaults(func=_report)
-    demo = sub.add_parser("demo", help="start the stack, push one job through it and show what happened")
-    demo.add_argument("--seed", type=int, default=None)
-    demo.set_defaults(func=_demo)
+    for name, text in (("run", "run the scenario suite against the app"),
+                       ("demo", "run the shipped scenarios and show the verdicts (same as run)")):
+        run = sub.add_parser(name, help=text)
+        run.add_argument("--seed", type=int, default=None)
+        run.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
+        run.set_defaults(func=_run)
+    mutants = sub.add_parser("mutants", help="run the mutation matrix: every mutant must be caught")
+    mutants.add_argument("--jobs", type=int, default=2, help="pytest processes at once")
+    mutants.add_argument("--only", nargs="*", help="just these mutants")
+    mutants.set_defaults(func=_mutants)
     return parser
 
 

@@ -18,11 +18,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         flag = "--jobquake-" + opt.key.replace("_", "-")
         group.addoption(flag, dest=f"jobquake_{opt.key}", default=None, help=opt.help)
         parser.addini(f"jobquake_{opt.key}", opt.help, default=None)
+    group.addoption("--jobquake-list-catches", dest="jobquake_list_catches", default=None, metavar="PATH",
+                    help="write which mutants each collected scenario catches (JSON) and stop")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "jobquake(checks=..., skip_checks=..., settle=True): "
+    config.addinivalue_line("markers", "jobquake(checks=..., skip_checks=..., settle=True, options=...): "
                             "choose the invariants checked after this scenario")
+    config.addinivalue_line("markers", "catches(mutant, invariant): this scenario is written to catch "
+                            "that mutant, failing that invariant (see `jobquake mutants`)")
     from harness.session import JobquakeSession
 
     config.pluginmanager.register(JobquakeSession(config), SESSION_KEY)

@@ -54,6 +54,14 @@ class JobquakeSession:
             raise error
         return result
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        path = self.pytest_config.getoption("jobquake_list_catches")
+        if path:
+            from harness.mutation import write_catches
+
+            write_catches(path, session.items)
+            session.items.clear()  # listing only: run nothing
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.verdicts:
             return
@@ -74,6 +82,7 @@ class JobquakeSession:
 
     # -- the verdict ---------------------------------------------------------------
     def _judge(self, item: pytest.Item, run: Run, *, settle: bool) -> BaseException | None:
+        run.faults.heal_all()  # heal, then check (Jepsen's final generator)
         marker = item.get_closest_marker("jobquake")
         opts: dict[str, Any] = dict(marker.kwargs) if marker else {}
         if settle and opts.get("settle", True) is not False:
@@ -127,6 +136,7 @@ class JobquakeSession:
         return self._run
 
     def finish(self, node: pytest.Item, run: Run) -> None:
+        run.faults.heal_all()
         run.save_logs()
         run.close()
         self._run = None

@@ -1,0 +1,49 @@
+"""Invariant checkers: pure functions of a history and a final DB snapshot.
+
+Public API:
+
+* ``Snapshot(jobs, taken_at_wall, terminal_states, extra)``, ``JobRow`` (``snapshot.py``).
+* ``Result(name, valid, message, counterexample, details, timeline)``,
+  ``Verdict(results)`` with ``valid`` merged, ``UNKNOWN``, ``merge_valid`` (``result.py``).
+* A checker: ``check(history, snapshot, **options) -> Result``.
+  ``run_checks(checkers, history, snapshot, options={name: {...}}) -> Verdict``
+  runs them; one that raises gives ``unknown`` (``runner.py``).
+* The shipped checkers (one module each) and ``GLOBAL_INVARIANTS``,
+  ``ALL_CHECKERS``, ``CHECKERS`` (by name), ``checkers_by_name`` (``registry.py``).
+* ``format_failure(verdict, artifacts_path, seed, nodeid=None) -> str``,
+  ``violation_error(verdict, artifacts_path, seed, nodeid=None)`` ->
+  ``InvariantViolation`` | ``ExceptionGroup`` | None (``failure.py``).
+
+How the pytest plugin uses it after each scenario::
+
+    verdict = run_checks(GLOBAL_INVARIANTS + extra, recorder.events(), snapshot, options)
+    error = violation_error(verdict, artifacts_dir, seed, nodeid)
+    if error is not None:
+        raise error      # its message is format_failure's text for that invariant
+"""
+from __future__ import annotations
+
+from harness.checks.billing import no_double_billing
+from harness.checks.budgets import effective_budget, query_budget
+from harness.checks.dead_attempts import no_effect_from_dead_attempt
+from harness.checks.failure import InvariantViolation, format_failure, violation_error
+from harness.checks.overlap import no_overlapping_attempts
+from harness.checks.registry import ALL_CHECKERS, CHECKERS, GLOBAL_INVARIANTS, checkers_by_name
+from harness.checks.result import UNKNOWN, Result, Verdict, merge_valid
+from harness.checks.runner import Checker, checker_name, invariant, run_checks
+from harness.checks.snapshot import JobRow, Snapshot
+from harness.checks.status_events import status_events_consistent
+from harness.checks.submissions import no_lost_submission
+from harness.checks.sweep import sweep_complete
+from harness.checks.terminal import every_job_terminal
+from harness.checks.timeouts import timeout_labelled
+
+__all__ = [
+    "ALL_CHECKERS", "CHECKERS", "GLOBAL_INVARIANTS", "UNKNOWN",
+    "Checker", "InvariantViolation", "JobRow", "Result", "Snapshot", "Verdict",
+    "checker_name", "checkers_by_name", "effective_budget", "every_job_terminal",
+    "format_failure", "invariant", "merge_valid", "no_double_billing",
+    "no_effect_from_dead_attempt", "no_lost_submission", "no_overlapping_attempts",
+    "query_budget", "run_checks", "status_events_consistent", "sweep_complete",
+    "timeout_labelled", "violation_error",
+]

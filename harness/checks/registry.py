@@ -1,0 +1,47 @@
+"""The shipped checkers, by name, and the set run after every scenario.
+
+``GLOBAL_INVARIANTS`` hold for any job system and run automatically;
+the others need a scenario that produces their evidence (a sweep, budget
+events, query counts...) and are asked for by name.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from harness.checks.billing import no_double_billing
+from harness.checks.budgets import effective_budget, query_budget
+from harness.checks.dead_attempts import no_effect_from_dead_attempt
+from harness.checks.overlap import no_overlapping_attempts
+from harness.checks.runner import Checker, checker_name
+from harness.checks.status_events import status_events_consistent
+from harness.checks.submissions import no_lost_submission
+from harness.checks.sweep import sweep_complete
+from harness.checks.terminal import every_job_terminal
+from harness.checks.timeouts import timeout_labelled
+
+GLOBAL_INVARIANTS: tuple[Checker, ...] = (every_job_terminal, no_double_billing, no_lost_submission)
+
+ALL_CHECKERS: tuple[Checker, ...] = (
+    every_job_terminal,
+    no_double_billing,
+    no_lost_submission,
+    timeout_labelled,
+    sweep_complete,
+    no_effect_from_dead_attempt,
+    no_overlapping_attempts,
+    status_events_consistent,
+    effective_budget,
+    query_budget,
+)
+
+CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}
+
+
+def checkers_by_name(names: Iterable[str]) -> list[Checker]:
+    """The shipped checkers with these names; an unknown name raises KeyError naming the choices."""
+    found = []
+    for name in names:
+        if name not in CHECKERS:
+            raise KeyError(f"no checker named {name!r}; known: {', '.join(CHECKERS)}")
+        found.append(CHECKERS[name])
+    return found

@@ -1,0 +1,43 @@
+"""The run's history: an append-only log of events, written to disk as it happens.
+
+Public API (see each module for details):
+
+* ``Event`` (``event.py``): one frozen record ``{index, t, wall, source, type,
+  name, job_id, attempt, data}``; ``to_json`` / ``from_json``.
+* ``vocabulary`` (``vocabulary.py``): every source and event name in use.
+* ``Recorder(path)`` (``recorder.py``): ``record(source, type, name, job_id=None,
+  attempt=None, data=None, t=None, wall=None)``, ``extend(events)``,
+  ``events() -> History``, ``close()``; ``load(path) -> History``.
+* ``History`` (``history.py``): immutable, ordered by ``(t, index)``;
+  ``by_job``, ``by_source``, ``jobs``, ``first``, ``last``, ``start``, ``end``.
+* ``events_from_ledger(records)``, ``events_from_triggers(records)``
+  (``converters.py``): paid-API ledger and failpoint triggers as events.
+* ``StateLogConfig``, ``install_sql(cfg)``, ``read_state_log(conn, since_id)``,
+  ``last_log_id(events)`` (``state_log.py``): job state changes captured by a
+  Postgres trigger.
+* ``HistoryBuilder`` (``builder.py``): write histories and snapshots by hand,
+  for tests and custom checkers; ``synthetic_run(jobs, seed, bugs)``
+  (``synthetic.py``): realistic seeded runs for benchmarks and previews.
+  Neither is imported here: they are loaded only where used.
+"""
+from __future__ import annotations
+
+from harness.history import vocabulary
+from harness.history.converters import events_from_ledger, events_from_triggers
+from harness.history.event import COMPLETIONS, EVENT_TYPES, FAIL, INFO, INVOKE, OK, Event
+from harness.history.history import History
+from harness.history.recorder import Recorder, load
+from harness.history.state_log import (
+    StateLogConfig,
+    install_sql,
+    last_log_id,
+    read_state_log,
+    uninstall_sql,
+)
+
+__all__ = [
+    "COMPLETIONS", "EVENT_TYPES", "FAIL", "INFO", "INVOKE", "OK",
+    "Event", "History", "Recorder", "StateLogConfig",
+    "events_from_ledger", "events_from_triggers", "install_sql", "last_log_id",
+    "load", "read_state_log", "uninstall_sql", "vocabulary",
+]

@@ -1,0 +1,174 @@
+"""Capture every state change of the app's jobs, however short, with a Postgres trigger.
+
+Polling the job table misses states that last less than the poll interval
+(a job that is ``running`` for 200 µs between two commits). Instead the
+harness installs a row trigger on the app's job table that copies every
+change of state / reason / attempt into ``jobquake_state_log``, stamped with
+``clock_timestamp()`` (the real time of the change, not of the transaction
+start) and the transaction id::
+
+    conn.execute(install_sql(StateLogConfig(table="jobs", reason_column="error")))
+    ...
+    events = read_state_log(conn, since_id=last_seen)   # job/state events
+    last_seen = last_log_id(events, default=last_seen)
+
+Names come from the app's config, so every identifier is validated and
+quoted (``psycopg.sql.Identifier``) before it enters generated SQL.
+``read_state_log`` converts ``changed_at`` to monotonic time with the offset
+``time.monotonic() - time.time()`` measured when it reads; ``wall`` keeps the
+database's time.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import sql
+
+from harness.errors import ConfigError
+from harness.history import vocabulary as v
+from harness.history.event import OK, UNINDEXED, Event
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+DEFAULT_LOG_TABLE = "jobquake_state_log"
+
+
+def _check_identifier(key: str, value: str | None) -> None:
+    if value is not None and not _IDENTIFIER.match(value):
+        raise ConfigError(f"{key} must be a plain SQL identifier, got {value!r}", key=key)
+
+
+@dataclass(frozen=True)
+class StateLogConfig:
+    """Where the app keeps its jobs; ``None`` for a column the app does not have.
+
+    The attempt column must hold integers (the trigger casts it); any id
+    type works (it is logged as text).
+    """
+
+    table: str = "jobs"
+    id_column: str = "id"
+    state_column: str = "state"
+    reason_column: str | None = None
+    attempt_column: str | None = None
+    schema: str | None = None
+    log_table: str = DEFAULT_LOG_TABLE
+
+    def __post_init__(self) -> None:
+        for key in ("table", "id_column", "state_column", "reason_column",
+                    "attempt_column", "schema", "log_table"):
+            _check_identifier(f"state_log.{key}", getattr(self, key))
+
+    def qualified(self, name: str) -> sql.Identifier:
+        return sql.Identifier(self.schema, name) if self.schema else sql.Identifier(name)
+
+    @property
+    def function_name(self) -> str:
+        return f"{self.log_table}_{self.table}_fn"[:63]
+
+    @property
+    def trigger_name(self) -> str:
+        return f"{self.log_table}_{self.table}_trg"[:63]
+
+
+def _column(row: str, column: str | None, cast: str) -> sql.Composable:
+    if column is None:
+        return sql.SQL("NULL")
+    return sql.SQL("{}.{}::" + cast).format(sql.SQL(row), sql.Identifier(column))
+
+
+_INSTALL = """
+CREATE TABLE IF NOT EXISTS {log} (
+    id bigserial PRIMARY KEY,
+    job_id text NOT NULL,
+    state text,
+    reason text,
+    attempt integer,
+    op text NOT NULL,
+    changed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    txid bigint NOT NULL DEFAULT txid_current()
+);
+CREATE OR REPLACE FUNCTION {fn}() RETURNS trigger LANGUAGE plpgsql AS $jobquake$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        INSERT INTO {log} (job_id, op) VALUES ({old_id}, TG_OP);
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'UPDATE' AND {old_state} IS NOT DISTINCT FROM {new_state}
+       AND {old_reason} IS NOT DISTINCT FROM {new_reason}
+       AND {old_attempt} IS NOT DISTINCT FROM {new_attempt} THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO {log} (job_id, state, reason, attempt, op)
+    VALUES ({new_id}, {new_state}, {new_reason}, {new_attempt}, TG_OP);
+    RETURN NULL;
+END
+$jobquake$;
+DROP TRIGGER IF EXISTS {trg} ON {table};
+CREATE TRIGGER {trg} AFTER INSERT OR UPDATE OR DELETE ON {table}
+    FOR EACH ROW EXECUTE FUNCTION {fn}();
+"""
+
+
+def install_sql(cfg: StateLogConfig) -> str:
+    """SQL that creates the log table, the trigger function and the trigger (idempotent)."""
+    parts: dict[str, sql.Composable] = {
+        "log": cfg.qualified(cfg.log_table), "fn": cfg.qualified(cfg.function_name),
+        "trg": sql.Identifier(cfg.trigger_name), "table": cfg.qualified(cfg.table),
+    }
+    for row in ("old", "new"):
+        parts[f"{row}_id"] = _column(row.upper(), cfg.id_column, "text")
+        parts[f"{row}_state"] = _column(row.upper(), cfg.state_column, "text")
+        parts[f"{row}_reason"] = _column(row.upper(), cfg.reason_column, "text")
+        parts[f"{row}_attempt"] = _column(row.upper(), cfg.attempt_column, "integer")
+    return sql.SQL(_INSTALL).format(**parts).as_string(None)
+
+
+def uninstall_sql(cfg: StateLogConfig) -> str:
+    """SQL that removes the trigger, its function and the log table."""
+    return sql.SQL("DROP TRIGGER IF EXISTS {trg} ON {table}; DROP FUNCTION IF EXISTS {fn}();"
+                   " DROP TABLE IF EXISTS {log};").format(
+        trg=sql.Identifier(cfg.trigger_name), table=cfg.qualified(cfg.table),
+        fn=cfg.qualified(cfg.function_name), log=cfg.qualified(cfg.log_table)).as_string(None)
+
+
+def _select_sql(cfg: StateLogConfig) -> str:
+    return sql.SQL(
+        "SELECT id, job_id, state, reason, attempt, op, extract(epoch FROM changed_at)::float8, txid"
+        " FROM {log} WHERE id > {since} ORDER BY id").format(
+        log=cfg.qualified(cfg.log_table), since=sql.Placeholder("since")).as_string(None)
+
+
+def _fetch(conn: Any, query: str, since_id: int) -> list[tuple]:
+    """Run the query on a psycopg connection or a SQLAlchemy Connection."""
+    if hasattr(conn, "exec_driver_sql"):  # SQLAlchemy: hand the SQL to its driver as is
+        return [tuple(row) for row in conn.exec_driver_sql(query, {"since": since_id})]
+    return list(conn.execute(query, {"since": since_id}).fetchall())
+
+
+def read_state_log(conn: Any, since_id: int = 0, cfg: StateLogConfig | None = None) -> list[Event]:
+    """Log rows after ``since_id`` as ``job`` events, in log order.
+
+    ``conn``: a psycopg connection, or a SQLAlchemy Connection whose driver is
+    psycopg. Each event's data holds ``log_id`` (pass the last one as the next
+    ``since_id``, see ``last_log_id``) and ``txid``.
+    """
+    rows = _fetch(conn, _select_sql(cfg or StateLogConfig()), since_id)
+    offset = time.monotonic() - time.time()
+    events = []
+    for log_id, job_id, state, reason, attempt, op, epoch, txid in rows:
+        data: dict[str, Any] = {"log_id": log_id, "txid": txid}
+        if op == "DELETE":
+            name = v.DELETED
+        else:
+            name = v.STATE
+            data.update(state=state, reason=reason, attempt=attempt)
+        events.append(Event(UNINDEXED, epoch + offset, epoch, v.JOB, OK, name, job_id, attempt, data))
+    return events
+
+
+def last_log_id(events: list[Event], default: int = 0) -> int:
+    """The highest ``log_id`` among state-log events (``default`` when there are none)."""
+    return max((int(e.data["log_id"]) for e in events if "log_id" in e.data), default=default)

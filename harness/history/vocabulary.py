@@ -1,0 +1,82 @@
+"""The sources and event names a jobquake history uses: the one place they are defined.
+
+Every recorder, converter and checker spells sources and names through these
+constants. ``type`` is Jepsen's: ``invoke`` / ``ok`` / ``fail`` / ``info``.
+
+=========  ==========================  ==================================================
+source     type  name                  data
+=========  ==========================  ==================================================
+submit     invoke submit               {project, file}
+           ok     submit               {status, job_id}            2xx: the job was accepted
+           fail   submit               {status}                    refused (4xx/5xx)
+           info   submit               {error}                     the HTTP answer was lost
+job        ok     state                {state, reason, attempt, log_id, txid}
+                                        every state change, from the DB state log trigger
+           ok     deleted              {log_id, txid}              the job row was deleted
+           ok     attempt_dead         {attempt, by}               sweeper / visibility / fencing
+                                        declared this attempt dead
+write      ok     write                {attempt, table, refused: false}  fenced write accepted
+           fail   write                {attempt, table, refused: true}   the fence refused it
+paidapi    invoke call                 {call_id, route, step, key, mode}   at t_start
+           ok     call                 {call_id, billed, key, step, replay_of, status, ...}
+                                        delivered to the client, at t_end
+           info   call                 same keys; the client had gone or the outcome is
+                                        unknown (``billed`` may still be true)
+           fail   call                 same keys; the provider answered with an error status
+failpoint  ok     <failpoint name>     {action, pid, context, hit}
+fault      invoke inject / heal        {fault, params}
+           ok     inject / heal        {fault, params}
+worker     ok     start / ready /      {worker, pid, signal}
+                  killed / exited
+event      ok     status               {state}                     a status event the app sent
+                                        to users (e.g. over SSE)
+sweep      ok     sweep                {run_id, eligible, processed, failed,
+                                        summary: {processed, failed}, state}
+budget     ok     declared / effective {task, soft, hard}          per-task time limits (s)
+query      ok     scan                 {table, scans, items}       table scans for a batch
+harness    info   settle               {settled: false}            the run did not settle
+                                        (jobs still pending) before its bound
+=========  ==========================  ==================================================
+
+``job_id`` and ``attempt`` are top-level event fields whenever they are
+known, so that a history can be indexed by job once.
+"""
+from __future__ import annotations
+
+SUBMIT = "submit"
+JOB = "job"
+WRITE = "write"
+PAIDAPI = "paidapi"
+FAILPOINT = "failpoint"
+FAULT = "fault"
+WORKER = "worker"
+EVENT = "event"
+SWEEP = "sweep"
+BUDGET = "budget"
+QUERY = "query"
+HARNESS = "harness"
+
+SOURCES = (SUBMIT, JOB, WRITE, PAIDAPI, FAILPOINT, FAULT, WORKER, EVENT, SWEEP, BUDGET, QUERY, HARNESS)
+
+# event names
+STATE = "state"
+DELETED = "deleted"
+ATTEMPT_DEAD = "attempt_dead"
+CALL = "call"
+INJECT = "inject"
+HEAL = "heal"
+WORKER_START = "start"
+WORKER_READY = "ready"
+WORKER_KILLED = "killed"
+WORKER_EXITED = "exited"
+STATUS = "status"
+DECLARED = "declared"
+EFFECTIVE = "effective"
+SCAN = "scan"
+SETTLE = "settle"
+
+# paid-API ledger states (see harness.history.converters)
+LEDGER_DELIVERED_STATES = ("done", "replayed")
+LEDGER_FAILED_STATES = ("failed",)
+LEDGER_UNKNOWN_STATES = ("in_flight", "held", "hung")
+LEDGER_HUNG = "hung"

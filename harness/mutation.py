@@ -1,0 +1,166 @@
+"""The mutation matrix: does each scenario catch the bug it was written for?
+
+A scenario declares the bugs it exists to catch with
+``@pytest.mark.catches("acks-early", invariant="every_job_terminal")``. The
+app names its mutants (config ``mutants``) and the environment variable that
+switches one on in its processes (``mutant_env``). ``jobquake mutants``
+then runs the scenario suite once with no mutant (everything must pass) and,
+for each mutant, the scenarios that declare it, in a fresh pytest process
+whose app processes carry the mutant. A mutant is caught when one of its
+scenarios fails with the declared invariant invalid; a mutant that survives
+is a finding about the scenario or the checker.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.config import Config, load_callable
+from harness.errors import ConfigError
+
+
+def write_catches(path: str, items: Iterable[Any]) -> None:
+    """For ``--jobquake-list-catches``: {nodeid: [[mutant, invariant], ...]} of collected items."""
+    catches = {}
+    for item in items:
+        marks = [(m.args[0], m.kwargs.get("invariant")) for m in item.iter_markers("catches") if m.args]
+        catches[item.nodeid] = marks
+    Path(path).write_text(json.dumps(catches, indent=1))
+
+
+@dataclass
+class Outcome:
+    """One pytest run: its exit code, the invariants each scenario violated, its duration."""
+
+    mutant: str | None
+    nodeids: list[str]
+    exit_code: int
+    violated: dict[str, list[str]] = field(default_factory=dict)  # nodeid -> invalid invariants
+    failed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class MutantResult:
+    name: str
+    description: str
+    expected: list[tuple[str, str | None]]  # (nodeid, invariant)
+    outcome: Outcome | None
+
+    @property
+    def caught_by(self) -> list[tuple[str, str]]:
+        if self.outcome is None:
+            return []
+        found = []
+        for nodeid, invariant in self.expected:
+            flagged = self.outcome.violated.get(nodeid, [])
+            if invariant in flagged or (invariant is None and nodeid in self.outcome.failed):
+                found.append((nodeid, invariant or "failure"))
+        return found
+
+    @property
+    def caught(self) -> bool:
+        return bool(self.caught_by)
+
+
+class MutationMatrix:
+    """Runs the suite against the app and each of its mutants; see the module docstring."""
+
+    def __init__(self, config: Config, *, root: Path, jobs: int = 2, out: Path | None = None,
+                 extra_args: list[str] | None = None):
+        if not config.mutants or not config.mutant_env:
+            raise ConfigError("the mutation matrix needs config keys 'mutants' and 'mutant_env'", key="mutants")
+        self.config = config
+        self.root = root
+        self.jobs = jobs
+        self.extra_args = list(extra_args or [])
+        self.mutants: dict[str, str] = dict(load_callable(config.mutants, "mutants", root))
+        self.work = out or root / ".jobquake" / "mutants"
+        self.scenarios = str(root / config.scenarios)
+
+    def catches(self) -> dict[str, list[tuple[str, str | None]]]:
+        """{nodeid: [(mutant, invariant)]} as the scenarios declare them."""
+        self.work.mkdir(parents=True, exist_ok=True)
+        listing = self.work / "catches.json"
+        proc = self._pytest([self.scenarios, f"--jobquake-list-catches={listing}", "-q"], env={})
+        if not listing.exists():
+            raise ConfigError(f"could not list the scenarios in {self.scenarios}:\n{proc.stdout[-2000:]}")
+        raw = json.loads(listing.read_text())
+        unknown = {m for marks in raw.values() for m, _ in marks} - set(self.mutants)
+        if unknown:
+            raise ConfigError(f"scenarios declare unknown mutants {sorted(unknown)}", key="mutants")
+        return {nodeid: [tuple(m) for m in marks] for nodeid, marks in raw.items()}
+
+    def _pytest(self, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, *self.extra_args]
+        return subprocess.run(cmd, cwd=self.root, env={**os.environ, **env}, capture_output=True, text=True)
+
+    def run_one(self, mutant: str | None, nodeids: list[str]) -> Outcome:
+        label = mutant or "none"
+        artifacts = self.work / label
+        env = {self.config.mutant_env: mutant} if mutant else {}
+        started = time.monotonic()
+        proc = self._pytest([*nodeids, f"--jobquake-artifacts={artifacts}", f"--jobquake-seed={self.config.seed}",
+                             "-q", "-rN"], env=env)
+        outcome = Outcome(mutant, nodeids, proc.returncode, seconds=time.monotonic() - started)
+        (artifacts).mkdir(parents=True, exist_ok=True)
+        (artifacts / "pytest.out").write_text(proc.stdout + proc.stderr)
+        report = artifacts / "run.json"
+        if report.exists():
+            for nodeid, verdict in json.loads(report.read_text()).get("tests", {}).items():
+                outcome.violated[nodeid] = [r["name"] for r in verdict.get("results", []) if r.get("valid") is False]
+        outcome.failed = [line.split()[1] for line in proc.stdout.splitlines()
+                          if line.startswith(("FAILED ", "ERROR "))]
+        return outcome
+
+    def run(self) -> tuple[Outcome, list[MutantResult]]:
+        catches = self.catches()
+        by_mutant: dict[str, list[tuple[str, str | None]]] = {name: [] for name in self.mutants}
+        for nodeid, marks in catches.items():
+            for mutant, invariant in marks:
+                by_mutant[mutant].append((nodeid, invariant))
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            baseline = pool.submit(self.run_one, None, [self.scenarios])
+            futures = {name: pool.submit(self.run_one, name, sorted({n for n, _ in expected}))
+                       for name, expected in by_mutant.items() if expected}
+            results = [MutantResult(name, self.mutants[name], by_mutant[name],
+                                    futures[name].result() if name in futures else None)
+                       for name in self.mutants]
+            return baseline.result(), results
+
+
+def render(baseline: Outcome, results: list[MutantResult]) -> list[str]:
+    lines = [f"no mutant: {'all scenarios pass' if baseline.exit_code == 0 else 'FAILURES (exit %d)' % baseline.exit_code}"
+             f"  ({baseline.seconds:.0f}s)", ""]
+    width = max(len(r.name) for r in results)
+    for r in results:
+        if r.outcome is None:
+            lines.append(f"{r.name:<{width}}  SURVIVED  no scenario declares it")
+            continue
+        caught = r.caught_by
+        what = "; ".join(f"{n.split('::')[-1]} by {inv}" for n, inv in caught) if caught else \
+            "SURVIVED: " + "; ".join(f"{n.split('::')[-1]} flagged {r.outcome.violated.get(n) or 'nothing'}"
+                                     for n, _ in r.expected)
+        lines.append(f"{r.name:<{width}}  {'caught  ' if caught else 'SURVIVED'}  {what}  ({r.outcome.seconds:.0f}s)")
+    caught = sum(r.caught for r in results)
+    lines += ["", f"mutation score: {caught}/{len(results)} caught"]
+    return lines
+
+
+def to_json(baseline: Outcome, results: list[MutantResult]) -> dict[str, Any]:
+    return {
+        "baseline": asdict(baseline),
+        "mutants": [{"name": r.name, "description": r.description, "caught": r.caught,
+                     "caught_by": r.caught_by, "expected": r.expected,
+                     "outcome": asdict(r.outcome) if r.outcome else None} for r in results],
+        "score": {"caught": sum(r.caught for r in results), "total": len(results)},
+    }
+
+

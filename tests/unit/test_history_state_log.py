@@ -1,0 +1,145 @@
+"""The state-log trigger: generated SQL, and capture of every change in a real Postgres."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+import sqlalchemy
+
+from harness import ConfigError, wait_until
+from harness._ports import free_port, release_port
+from harness.history import StateLogConfig, install_sql, last_log_id, read_state_log, uninstall_sql
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+RUN_AS = "postgres" if os.geteuid() == 0 else None  # postgres refuses to run as root
+
+
+def test_identifiers_are_quoted():
+    sql = install_sql(StateLogConfig(table="Jobs", id_column="job_id", state_column="status",
+                                     reason_column="error", attempt_column="tries", schema="app"))
+    assert 'ON "app"."Jobs"' in sql
+    assert 'NEW."status"::text' in sql and 'NEW."error"::text' in sql and 'NEW."tries"::integer' in sql
+    assert "clock_timestamp()" in sql and "txid_current()" in sql
+
+
+def test_missing_columns_log_null():
+    sql = install_sql(StateLogConfig())
+    assert "VALUES (NEW.\"id\"::text, NEW.\"state\"::text, NULL, NULL, TG_OP)" in sql
+
+
+@pytest.mark.parametrize("bad", ['jobs"; DROP TABLE x; --', "a b", "1jobs", "x$y$", ""])
+def test_unsafe_identifiers_are_refused(bad):
+    with pytest.raises(ConfigError, match="plain SQL identifier"):
+        StateLogConfig(table=bad)
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A throwaway cluster on a free loopback port, stopped at the end of the module."""
+    workdir = Path(tempfile.mkdtemp(prefix="jq-statelog-"))
+    datadir = workdir / "data"
+    if RUN_AS:
+        shutil.chown(workdir, RUN_AS)
+    port = free_port()
+    subprocess.run([PG_BIN / "initdb", "-D", datadir, "-U", "postgres", "--auth=trust", "--no-sync",
+                    "-E", "UTF8", "--locale=C"], user=RUN_AS, check=True, capture_output=True)
+    options = f"-h 127.0.0.1 -p {port} -c fsync=off -c unix_socket_directories=''"
+    subprocess.run([PG_BIN / "pg_ctl", "-D", datadir, "-o", options, "-l", workdir / "pg.log", "-w", "start"],
+                   user=RUN_AS, check=True, capture_output=True)
+    try:
+        dsn = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        wait_until(lambda: psycopg.connect(dsn, connect_timeout=1).close() or True, timeout=20,
+                   what=f"postgres on 127.0.0.1:{port}")
+        yield dsn
+    finally:
+        subprocess.run([PG_BIN / "pg_ctl", "-D", datadir, "-m", "fast", "-w", "stop"],
+                       user=RUN_AS, check=False, capture_output=True)
+        release_port(port)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+CONFIG = StateLogConfig(table="jobs", id_column="id", state_column="state",
+                        reason_column="error", attempt_column="attempt")
+
+
+@pytest.fixture
+def conn(postgres):
+    with psycopg.connect(postgres, autocommit=True) as connection:
+        connection.execute(uninstall_sql(CONFIG))
+        connection.execute("DROP TABLE IF EXISTS jobs")
+        connection.execute("CREATE TABLE jobs (id serial PRIMARY KEY, state text NOT NULL, error text, "
+                           "attempt integer, heartbeat_at timestamptz)")
+        connection.execute(install_sql(CONFIG))
+        yield connection
+
+
+@pytest.mark.integration
+def test_a_state_shorter_than_a_millisecond_is_captured(conn):
+    for job in range(1, 6):
+        conn.execute("INSERT INTO jobs (state, attempt) VALUES ('queued', 1)")
+        # one round trip, two transactions: 'running' lives only between the two commits
+        conn.execute(f"BEGIN; UPDATE jobs SET state = 'running' WHERE id = {job}; COMMIT;"
+                     f" BEGIN; UPDATE jobs SET state = 'done' WHERE id = {job}; COMMIT;")
+    assert conn.execute("SELECT DISTINCT state FROM jobs").fetchall() == [("done",)]
+    events = read_state_log(conn, 0, CONFIG)
+    lasted = []
+    for job in map(str, range(1, 6)):
+        mine = [e for e in events if e.job_id == job]
+        assert [e.data["state"] for e in mine] == ["queued", "running", "done"]
+        assert len({e.data["txid"] for e in mine}) == 3, "three separate transactions"
+        lasted.append(mine[2].wall - mine[1].wall)
+    # a descheduled server can stretch one pair; the point is that short states are seen at all
+    assert min(lasted) < 0.001, f"running lasted {min(lasted) * 1e6:.0f} µs at the shortest"
+    assert all(e.source == "job" and e.name == "state" for e in events)
+
+
+@pytest.mark.integration
+def test_times_are_converted_to_this_machines_monotonic_clock(conn):
+    before = time.monotonic()
+    conn.execute("INSERT INTO jobs (state, attempt) VALUES ('queued', 1)")
+    after = time.monotonic()
+    [event] = read_state_log(conn, 0, CONFIG)
+    assert before - 0.05 <= event.t <= after + 0.05
+    assert abs(event.wall - time.time()) < 5
+
+
+@pytest.mark.integration
+def test_reason_attempt_and_deletes_are_logged_and_no_op_updates_are_not(conn):
+    conn.execute("INSERT INTO jobs (state, attempt) VALUES ('running', 1)")
+    conn.execute("UPDATE jobs SET heartbeat_at = now()")  # not a state change
+    conn.execute("UPDATE jobs SET attempt = 2")
+    conn.execute("UPDATE jobs SET state = 'failed', error = 'timeout: paid call'")
+    conn.execute("DELETE FROM jobs")
+    events = read_state_log(conn, 0, CONFIG)
+    assert [(e.name, e.data.get("state"), e.data.get("reason"), e.attempt) for e in events] == [
+        ("state", "running", None, 1), ("state", "running", None, 2),
+        ("state", "failed", "timeout: paid call", 2), ("deleted", None, None, None)]
+
+
+@pytest.mark.integration
+def test_reading_resumes_after_the_last_log_id(conn):
+    conn.execute("INSERT INTO jobs (state) VALUES ('queued')")
+    first = read_state_log(conn, 0, CONFIG)
+    conn.execute("UPDATE jobs SET state = 'running'")
+    more = read_state_log(conn, last_log_id(first), CONFIG)
+    assert [e.data["state"] for e in more] == ["running"]
+    assert read_state_log(conn, last_log_id(more), CONFIG) == []
+    assert last_log_id([], default=7) == 7
+
+
+@pytest.mark.integration
+def test_works_through_a_sqlalchemy_connection(conn, postgres):
+    conn.execute("INSERT INTO jobs (state) VALUES ('queued')")
+    engine = sqlalchemy.create_engine(postgres.replace("postgresql://", "postgresql+psycopg://"))
+    try:
+        with engine.connect() as sa_conn:
+            events = read_state_log(sa_conn, 0, CONFIG)
+    finally:
+        engine.dispose()
+    assert [e.data["state"] for e in events] == ["queued"]
