@@ -11,6 +11,7 @@ from harness.checks.snapshot import Snapshot
 from harness.config import Config
 from harness.errors import WaitTimeout
 from harness.evidence import JobTable
+from harness.faults import Faults
 from harness.history import History, Recorder
 from harness.history.converters import events_from_ledger, events_from_triggers
 from harness.stack.stack import Stack
@@ -46,6 +47,7 @@ class Run:
         self.workers = stack.workers
         self.values = stack.values
         self._log_offsets = {svc.name: svc.log_offset() for svc in stack.services()}
+        self.faults = Faults(self)  # healed by the session before judging and at teardown
 
     @property
     def database_url(self) -> str:

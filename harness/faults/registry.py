@@ -1,0 +1,54 @@
+"""Faults by name, so a fault and its parameters can live in config and be replayed from a seed.
+
+    make_fault("kill_worker", when={"in_flight": {"job_id": "x"}})
+    from_spec({"fault": "hang_endpoint", "layer": "network"})
+    from_spec(fault.spec())          # the same fault again
+
+Unknown names and bad parameters raise ``FaultError`` naming the fault.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Mapping
+
+from harness.errors import FaultError
+from harness.faults.base import Fault
+from harness.faults.client import DuplicateSubmission
+from harness.faults.database import HoldDatabaseConnections, PoisonRow
+from harness.faults.failpoint import ExhaustPool, Failpoint
+from harness.faults.network import HangEndpoint, NetworkToxic, ProxyDown
+from harness.faults.services import BrokerOutage, DatabaseRestart, PauseService
+from harness.faults.workers import KillWorker
+
+FAULTS: dict[str, type[Fault]] = {cls.name: cls for cls in (
+    KillWorker, PauseService, HangEndpoint, NetworkToxic, ProxyDown, ExhaustPool,
+    HoldDatabaseConnections, PoisonRow, BrokerOutage, DatabaseRestart, DuplicateSubmission, Failpoint,
+)}
+
+
+def make_fault(name: str, /, **params: Any) -> Fault:
+    """The fault registered as ``name``, built from ``params``."""
+    cls = FAULTS.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise FaultError(f"unknown fault; known: {', '.join(sorted(FAULTS))}", fault=str(name))
+    try:
+        inspect.signature(cls).bind(**params)
+    except TypeError as exc:
+        raise FaultError(f"bad parameters {sorted(params)}: {exc}; signature: {name}"
+                         f"{inspect.signature(cls)}", fault=name) from None
+    try:
+        return cls(**params)
+    except FaultError as exc:
+        if exc.fault == name:
+            raise
+        raise FaultError(str(exc), fault=name) from exc
+    except (TypeError, ValueError) as exc:
+        raise FaultError(f"bad parameters: {exc}", fault=name) from exc
+
+
+def from_spec(spec: Mapping[str, Any]) -> Fault:
+    """A fault from ``{"fault": name, **params}`` (what ``Fault.spec()`` returns)."""
+    if not isinstance(spec, Mapping) or "fault" not in spec:
+        raise FaultError(f"a fault spec is a mapping with a 'fault' key, got {spec!r}", fault="?")
+    params = dict(spec)
+    return make_fault(params.pop("fault"), **params)

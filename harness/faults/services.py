@@ -1,0 +1,164 @@
+"""Faults on whole services: pause one, take the broker away, restart the database.
+
+``PauseService`` freezes a service (SIGSTOP to its process group, or the
+cgroup freezer of ``docker pause``): connections stay open, nothing
+answers, clients wait for their timeouts (the closest local thing to a
+frozen VM or a long GC pause). ``BrokerOutage`` stops Redis: clients get
+"connection refused" at once, and because the embedded Redis keeps no data
+on disk, whatever was queued is gone when it comes back on the same port.
+``DatabaseRestart`` stops and starts Postgres (a fast shutdown: open
+sessions are cut); the data stays, and pools that pre-ping reconnect.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+import redis
+
+from harness._wait import wait_until
+from harness.errors import FaultError, WaitTimeout
+from harness.faults import _params as p
+from harness.faults.base import Fault
+
+if TYPE_CHECKING:
+    from harness.run import Run
+    from harness.stack.process import ProcessService
+
+INFRASTRUCTURE = ("redis", "postgres", "sqs", "paidapi", "proxy")
+EFFECT_TIMEOUT = 5.0  # seconds a fault may take to show its effect
+
+
+def resolve_service(run: Run, name: str, fault: str) -> ProcessService:
+    """A stack service, app process or worker (``worker1`` or ``worker:0``) by name."""
+    stack = run.stack
+    if name in INFRASTRUCTURE:
+        return getattr(stack, name)
+    if name in stack.processes:
+        return stack.processes[name]
+    workers = stack.workers.workers
+    if name.startswith("worker:") and name[7:].isdigit() and int(name[7:]) < len(workers):
+        return workers[int(name[7:])]
+    for worker in workers:
+        if worker.name == name:
+            return worker
+    known = [*INFRASTRUCTURE, *stack.processes, *(w.name for w in workers)]
+    raise FaultError(f"no service {name!r}; known: {', '.join(known)}", fault=fault)
+
+
+def process_state(pid: int) -> str:
+    """The one-letter state of a process (``T``: stopped); ``X`` when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "X"
+
+
+def is_frozen(pid: int) -> bool:
+    """Stopped by SIGSTOP (process backend) or frozen by its cgroup (``docker pause``)."""
+    if process_state(pid) in ("T", "t"):
+        return True
+    try:
+        cgroup = Path(f"/proc/{pid}/cgroup").read_text().strip().splitlines()[-1].split(":", 2)[2]
+        return "frozen 1" in Path(f"/sys/fs/cgroup{cgroup}/cgroup.events").read_text()
+    except (OSError, IndexError):
+        return False
+
+
+class PauseService(Fault):
+    """SIGSTOP the service's process group; heal sends SIGCONT."""
+
+    name = "pause_service"
+
+    def __init__(self, service: str):
+        super().__init__()
+        self.service = p.text(service, "service", self.name)
+        self._target: ProcessService | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {"service": self.service}
+
+    def _inject(self) -> dict[str, Any]:
+        target = resolve_service(self.run, self.service, self.name)
+        if not target.is_running():
+            raise self.error(f"{self.service} is not running")
+        target.pause()
+        self._target = target
+        pid = target.pid
+        wait_until(lambda: is_frozen(pid), timeout=EFFECT_TIMEOUT, what=f"{self.service} to be frozen")
+        return {"pid": pid}
+
+    def _heal(self) -> dict[str, Any]:
+        target, self._target = self._target, None
+        if target is not None:
+            target.resume()
+        return {}
+
+
+class BrokerOutage(Fault):
+    """Stop Redis (clients are refused); heal starts it again, empty, on the same port."""
+
+    name = "broker_outage"
+
+    def _inject(self) -> dict[str, Any]:
+        service = self.run.stack.redis
+        if not service.is_running():
+            raise self.error("redis is not running")
+        pid = service.pid
+        service.stop()
+        refused = _refused(lambda: _ping(service))
+        if not refused:
+            raise self.error(f"redis on port {service.port} still answers after stop")
+        return {"pid": pid, "port": service.port}
+
+    def _heal(self) -> dict[str, Any]:
+        service = self.run.stack.redis
+        if not service.is_running():
+            service.start()
+        return {"pid": service.pid, "port": service.port}
+
+
+class DatabaseRestart(Fault):
+    """Fast-restart Postgres: sessions are cut, data is kept; heal makes sure it is up."""
+
+    name = "database_restart"
+
+    def _inject(self) -> dict[str, Any]:
+        service = self.run.stack.postgres
+        if not service.is_running():
+            raise self.error("postgres is not running")
+        old = service.pid
+        service.stop()
+        # not start(): its after_ready() recreates the app database, and a restart keeps data
+        service.spawn()
+        service.wait_ready()
+        return {"old_pid": old, "pid": service.pid}
+
+    def _heal(self) -> dict[str, Any]:
+        service = self.run.stack.postgres
+        if not service.is_running():
+            service.spawn()
+            service.wait_ready()
+        return {"pid": service.pid}
+
+
+def _refused(attempt: Any) -> bool:
+    """True once ``attempt()`` fails to connect (polled briefly: a socket may linger)."""
+
+    def refused() -> bool:
+        try:
+            attempt()
+        except (redis.ConnectionError, psycopg.OperationalError, OSError):
+            return True
+        return False
+
+    try:
+        return wait_until(refused, timeout=EFFECT_TIMEOUT, what="connections refused")
+    except WaitTimeout:
+        return False
+
+
+def _ping(service: Any) -> None:
+    with service.client() as conn:
+        conn.ping()

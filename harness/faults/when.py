@@ -1,0 +1,157 @@
+"""When a fault acts: ``Now()``, ``InFlight(job_id)`` or ``AtFailpoint(name)``.
+
+A moment is armed before the scenario goes on (a gate on the paid API, an
+armed failpoint), so the fault cannot miss it however fast the app runs; it
+is then awaited in the fault's own thread. Waits poll in short slices and
+give up when the fault is healed, so a moment that never comes holds
+nothing at teardown.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import FaultError
+from harness.faults import _params as p
+from harness.paidapi.control import PaidAPIWaitTimeout
+
+if TYPE_CHECKING:
+    from harness.failpoints.control import Armed
+    from harness.paidapi.control import Gate
+    from harness.run import Run
+
+DEFAULT_TIMEOUT = 30.0  # seconds a moment may take to come before the fault fails
+POLL_SLICE = 0.2  # seconds per long-poll, so a heal is noticed quickly
+
+
+class When:
+    """A moment; ``Now`` is the only immediate one."""
+
+    immediate = False
+    timeout = DEFAULT_TIMEOUT
+
+    def spec(self) -> Any:
+        raise NotImplementedError
+
+    def arm(self, run: Run, fault: str, *, hang: bool) -> None:
+        """Prepare to catch the moment (``hang``: hold the app there rather than let it kill itself)."""
+
+    def wait(self, run: Run, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
+        """Block until the moment; its details, None if cancelled; FaultError after ``timeout``."""
+        return {}
+
+    def disarm(self, run: Run) -> None:
+        """Undo ``arm`` (let anything held go on). Idempotent."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec()!r})"
+
+
+class Now(When):
+    """At once."""
+
+    immediate = True
+
+    def spec(self) -> Any:
+        return "now"
+
+
+class InFlight(When):
+    """When the paid API holds a call of ``job_id`` (and ``step``): a gate pins it in flight."""
+
+    def __init__(self, job_id: str, step: str | None = None, timeout: float = DEFAULT_TIMEOUT):
+        self.job_id = p.text(job_id, "in_flight.job_id", "kill_worker")
+        self.step = p.text(step, "in_flight.step", "kill_worker", optional=True)
+        self.timeout = p.positive_number(timeout, "in_flight.timeout", "kill_worker")
+        self._gate: Gate | None = None
+
+    def spec(self) -> Any:
+        return {"in_flight": {"job_id": self.job_id, "step": self.step, "timeout": self.timeout}}
+
+    def arm(self, run: Run, fault: str, *, hang: bool) -> None:
+        self._gate = run.paidapi.gate(job_id=self.job_id, step=self.step)
+
+    def wait(self, run: Run, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
+        deadline = time.monotonic() + self.timeout
+        while not cancelled.is_set() and self._gate is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise FaultError(f"no paid call of job {self.job_id!r} (step {self.step!r}) reached "
+                                 f"the provider within {self.timeout:g}s", fault=fault)
+            try:
+                call = self._gate.wait_held(timeout=min(POLL_SLICE, left))
+            except PaidAPIWaitTimeout:
+                continue
+            return {"call_id": call["call_id"], "job_id": call["job_id"], "step": call["step"]}
+        return None
+
+    def disarm(self, run: Run) -> None:
+        """Remove the gate: the held call goes on, and is billed though its client may be gone."""
+        gate, self._gate = self._gate, None
+        if gate is not None:
+            gate.remove()
+
+
+class AtFailpoint(When):
+    """When the app reaches failpoint ``name`` (whose context matches ``match``)."""
+
+    def __init__(self, name: str, match: dict[str, Any] | None = None,
+                 timeout: float = DEFAULT_TIMEOUT):
+        self.name = p.text(name, "at_failpoint.name", "kill_worker")
+        self.match = p.string_dict(match, "at_failpoint.match", "kill_worker")
+        self.timeout = p.positive_number(timeout, "at_failpoint.timeout", "kill_worker")
+        self.action: str | None = None
+        self._armed: Armed | None = None
+
+    def spec(self) -> Any:
+        return {"at_failpoint": {"name": self.name, "match": self.match, "timeout": self.timeout}}
+
+    def arm(self, run: Run, fault: str, *, hang: bool) -> None:
+        # "kill": the process that fires SIGKILLs its own group (nothing runs after the seam);
+        # "hang": it waits there until the harness has signalled it
+        self.action = "hang" if hang else "kill"
+        params = {} if hang else {"group": True}
+        self._armed = run.failpoints.arm(self.name, self.action, once=True, match=self.match, **params)
+
+    def wait(self, run: Run, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
+        deadline = time.monotonic() + self.timeout
+        while not cancelled.is_set() and self._armed is not None:
+            records = self._armed.triggers()
+            if records:
+                record = records[0]
+                if "error" in record:
+                    raise FaultError(f"failpoint {self.name!r} fired but failed in pid "
+                                     f"{record['pid']}: {record['error']}", fault=fault)
+                return {"failpoint": self.name, "fired_pid": record["pid"], "context": record.get("context")}
+            if time.monotonic() >= deadline:
+                raise FaultError(f"failpoint {self.name!r} (match {self.match!r}) was not reached "
+                                 f"within {self.timeout:g}s", fault=fault)
+            cancelled.wait(0.01)
+        return None
+
+    def disarm(self, run: Run) -> None:
+        armed, self._armed = self._armed, None
+        if armed is not None:
+            armed.disarm()
+
+
+def parse_when(value: Any) -> When:
+    """A ``When`` from itself, ``None``/"now", ``{"in_flight": {...}}`` or ``{"at_failpoint": {...}}``."""
+    if isinstance(value, When):
+        return value
+    if value is None or value == "now":
+        return Now()
+    if isinstance(value, dict) and len(value) == 1:
+        (kind, args), = value.items()
+        cls = {"now": Now, "in_flight": InFlight, "at_failpoint": AtFailpoint}.get(kind)
+        if cls is Now:
+            return Now()
+        if cls is not None and isinstance(args, dict):
+            try:
+                return cls(**args)
+            except TypeError as exc:
+                raise FaultError(f"when = {value!r}: {exc}", fault="kill_worker") from None
+    raise FaultError(f"when = {value!r}: expected Now(), InFlight(...), AtFailpoint(...), 'now', "
+                     f"{{'in_flight': {{'job_id': ...}}}} or {{'at_failpoint': {{'name': ...}}}}",
+                     fault="kill_worker")

@@ -1,0 +1,211 @@
+"""``KillWorker``: signal a Celery worker's whole process group, now or at a chosen moment.
+
+``SIGKILL`` (the default) goes to the whole process group: the main process
+and its pool children end at once, no handler runs, the unacked task stays
+in the broker. Any other signal goes to the main process only (``group``
+says otherwise): ``SIGTERM`` there is Celery's warm shutdown, the running
+task finishes, then the worker exits. (Sent to the whole group, SIGTERM
+would end the pool children too, and the task with them.)
+
+The moment (``when``):
+
+- ``Now()``: at once, worker ``index``.
+- ``InFlight(job_id, step)``: a paid-API gate holds the job's call; once it
+  is held, worker ``index`` is killed, then the gate is released, so the
+  provider generates and bills with its client gone. (The paid API cannot
+  tell which worker made the call: with several workers, run the job on a
+  known one, or use ``AtFailpoint``, which finds the worker itself.)
+- ``AtFailpoint(name, match)``: when the app reaches the failpoint. With
+  SIGKILL the process that fires kills its own group from inside (nothing
+  after the seam runs); with another signal it hangs there until the
+  harness has signalled its worker. Either way the worker killed is the one
+  that fired, whatever ``index`` says.
+
+A deferred kill (not ``Now``) is armed by ``inject()`` and fires from a
+thread; ``wait()`` blocks until it has. ``heal()`` disarms what has not
+fired and, with ``replace=True``, starts a fresh worker in each killed one's
+place. Worker lifecycle events go through the pool's event hook (the
+plugin records them); without one, the fault records them itself.
+"""
+from __future__ import annotations
+
+import os
+import signal as signals
+import threading
+from typing import Any
+
+from harness._wait import wait_until
+from harness.errors import FaultError, WaitTimeout
+from harness.faults import _params as p
+from harness.faults.base import DEFERRED, Fault
+from harness.faults.when import AtFailpoint, When, parse_when
+from harness.history import vocabulary as v
+
+JOIN_TIMEOUT = 30.0  # seconds heal() waits for a kill that is under way
+
+
+class KillWorker(Fault):
+    """Kill worker ``index`` (or the one at the failpoint) with ``signal`` at moment ``when``."""
+
+    name = "kill_worker"
+
+    def __init__(self, index: int = 0, signal: Any = signals.SIGKILL, when: Any = None,
+                 replace: bool = True, group: bool | None = None):
+        super().__init__()
+        self.index = p.non_negative_int(index, "index", self.name)
+        self.signal = p.parse_signal(signal, self.name)
+        self.when: When = parse_when(when)
+        for key, value in (("replace", replace), ("group", group)):
+            if not isinstance(value, bool) and not (key == "group" and value is None):
+                raise self.error(f"{key} must be True or False, got {value!r}")
+        self.replace = replace
+        self.group = self.signal == signals.SIGKILL if group is None else group
+        self.killed: list[int] = []  # pool indexes of the workers this fault killed
+        self._thread: threading.Thread | None = None
+        self._candidates: list[Any] = []
+        self._cancelled = threading.Event()
+        self._settled = threading.Event()  # the kill happened, failed, or was called off
+        self._fired = False
+
+    def params(self) -> dict[str, Any]:
+        return {"index": self.index, "signal": self.signal.name, "when": self.when.spec(),
+                "replace": self.replace, "group": self.group}
+
+    # -- inject ----------------------------------------------------------------------
+    def _inject(self) -> Any:
+        pool = self.run.workers
+        if isinstance(self.when, AtFailpoint):
+            if not any(w.is_running() for w in pool.workers):
+                raise self.error("no worker is running")
+        elif self.index >= len(pool):
+            raise self.error(f"no worker {self.index}: the pool has {len(pool)}")
+        elif not pool[self.index].is_running():
+            raise self.error(f"worker {self.index} ({pool[self.index].name}) is already dead")
+        self.killed, self.failure = [], None
+        self._candidates = [w for w in pool.workers if w.is_running()]  # who may fire a failpoint
+        self._cancelled.clear()
+        self._settled.clear()
+        self._fired = False
+        if self.when.immediate:
+            details = self._kill(self.index)
+            self._fired = True
+            self._settled.set()
+            return details
+        # only a SIGKILL of the whole group can come from inside; any other kill waits for the harness
+        self.when.arm(self.run, self.name, hang=not (self.signal == signals.SIGKILL and self.group))
+        self._thread = threading.Thread(target=self._fire_later, name=f"fault {self.name}", daemon=True)
+        self._thread.start()
+        return DEFERRED
+
+    def _fire_later(self) -> None:
+        try:
+            moment = self.when.wait(self.run, self._cancelled, self.name)
+            if moment is None or self._cancelled.is_set():
+                self.record("info", v.INJECT, fired=False, reason="healed before the moment came")
+                return
+            if isinstance(self.when, AtFailpoint):
+                details = self._at_failpoint(moment)
+            else:
+                details = self._kill(self.index)
+                self.when.disarm(self.run)  # release the gate: the provider bills, the client is gone
+            self._fired = True
+            self.record("ok", v.INJECT, **moment, **details)
+        except Exception as exc:  # noqa: BLE001 - reported by wait() and heal_all()
+            self.failure = exc if isinstance(exc, FaultError) else self.error(f"{type(exc).__name__}: {exc}")
+            self.record("fail", v.INJECT, error=str(self.failure))
+        finally:
+            self._settled.set()
+
+    def _kill(self, index: int) -> dict[str, Any]:
+        pool = self.run.workers
+        worker = pool[index]
+        if not worker.is_running():
+            raise self.error(f"worker {index} ({worker.name}) is already dead")
+        pid = worker.pid
+        if self.group:
+            pool.kill(index, self.signal)  # SIGKILL: returns once the group is reaped
+        else:
+            os.kill(pid, self.signal)
+        self.killed.append(index)
+        self._worker_event(v.WORKER_KILLED, worker, pid=pid, signal=self.signal.name, group=self.group,
+                           force=not self.group)
+        return {"worker": worker.name, "pid": pid, "signal": self.signal.name, "group": self.group}
+
+    def _at_failpoint(self, moment: dict[str, Any]) -> dict[str, Any]:
+        pool = self.run.workers
+        if self.when.action == "hang":
+            index = self._worker_of(moment["fired_pid"])
+            details = self._kill(index)
+            self.when.disarm(self.run)  # lets the held caller go (a warm shutdown waits for it)
+            return details
+        try:  # the firing process SIGKILLed its own group: find which worker that was
+            dead = wait_until(lambda: [i for i, w in enumerate(pool.workers)
+                                       if w in self._candidates and not w.is_running()],
+                              timeout=10, what="the worker that fired to die")
+        except WaitTimeout as exc:
+            raise self.error(f"failpoint {moment['failpoint']!r} fired in pid {moment['fired_pid']} "
+                             f"but no worker died: is it a worker process?") from exc
+        self.killed.extend(dead)
+        for index in dead:
+            self._worker_event(v.WORKER_KILLED, pool[index], signal="SIGKILL",
+                               by=f"failpoint {moment['failpoint']}", force=True)
+        return {"worker": ",".join(pool[i].name for i in dead), "signal": "SIGKILL"}
+
+    def _worker_of(self, pid: int) -> int:
+        try:
+            group = os.getpgid(pid)
+        except ProcessLookupError:
+            raise self.error(f"the process {pid} that reached the failpoint is gone") from None
+        for index, worker in enumerate(self.run.workers.workers):
+            if worker.pid == group:
+                return index
+        raise self.error(f"the process {pid} that reached the failpoint is not in any worker's group")
+
+    # -- waiting and healing -------------------------------------------------------
+    @property
+    def fired(self) -> bool:
+        """True once the kill happened."""
+        return self._fired
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until the kill happened; FaultError if it failed or did not happen within ``timeout``."""
+        bound = (self.when.timeout + JOIN_TIMEOUT) if timeout is None else timeout
+        if not self._settled.wait(bound):
+            raise self.error(f"the kill did not happen within {bound:g}s (moment {self.when.spec()!r})")
+        if self.failure is not None:
+            raise self.failure
+        if not self._fired:
+            raise self.error("healed before the moment came: no worker was killed")
+
+    def _heal(self) -> dict[str, Any]:
+        self._cancelled.set()
+        self.when.disarm(self.run)
+        if self._thread is not None:
+            self._thread.join(JOIN_TIMEOUT)
+            self._thread = None
+        killed, self.killed = self.killed, []
+        replaced = []
+        for index in killed if self.replace else ():
+            pool = self.run.workers
+            self._let_shut_down(pool[index])
+            self._worker_event(v.WORKER_EXITED, pool[index])
+            fresh = pool.replace(index)
+            self._worker_event(v.WORKER_READY, fresh)
+            replaced.append({"worker": fresh.name, "pid": fresh.pid})
+        # a moment that never came is not a failed heal: it stays in ``failure`` for heal_all()
+        return {"killed": killed, "replaced": replaced, "fired": bool(killed)}
+
+    @staticmethod
+    def _let_shut_down(worker: Any) -> None:
+        """Give a warm shutdown its time: replacing stops the worker, and a stop ends its task."""
+        try:
+            wait_until(lambda: not worker.is_running(), timeout=worker.stop_timeout,
+                       what=f"{worker.name} to shut down")
+        except WaitTimeout:
+            pass  # replace() stops it the hard way
+
+    def _worker_event(self, name: str, worker: Any, *, force: bool = False, **data: Any) -> None:
+        """Record a lifecycle event unless the pool's hook already does (it does for kill/replace)."""
+        if self.run.workers.on_event is not None and not force:
+            return
+        self.run.history.record(v.WORKER, "ok", name, data={"worker": worker.name, "pid": worker.pid, **data})

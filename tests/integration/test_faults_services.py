@@ -1,0 +1,115 @@
+"""PauseService, BrokerOutage, DuplicateSubmission, Failpoint and heal_all against the tiny stack."""
+from __future__ import annotations
+
+import psycopg
+import pytest
+import redis
+from celery import Celery
+
+from harness._wait import wait_until
+from harness.errors import FaultError
+from harness.faults import Fault
+from harness.faults.services import process_state
+from tests.integration.tiny import job_state, submit
+
+pytestmark = pytest.mark.integration
+
+
+def completes(run, job_id: str) -> None:
+    submit(run, job_id)
+    wait_until(lambda: job_state(run, job_id) == "done", timeout=20, what=f"{job_id} done")
+
+
+def ping(run, timeout: float = 0.3) -> bool:
+    with redis.Redis(host="127.0.0.1", port=run.stack.redis.port, socket_timeout=timeout,
+                     socket_connect_timeout=timeout, retry=None) as conn:
+        return conn.ping()
+
+
+def test_paused_redis_answers_nothing_until_healed(tiny):
+    pause = tiny.faults.pause_service("redis")
+    assert process_state(tiny.stack.redis.pid) == "T"
+    with pytest.raises(redis.TimeoutError):
+        ping(tiny)
+    pause.heal()
+    assert ping(tiny)
+    completes(tiny, "after-pause")
+
+
+def test_pause_a_worker_by_name(tiny):
+    pause = tiny.faults.pause_service("worker1")
+    assert process_state(tiny.workers[0].pid) == "T"
+    pause.heal()
+    pause.heal()  # idempotent
+    completes(tiny, "after-worker-pause")
+
+
+def test_pause_of_an_unknown_service_names_the_known_ones(tiny):
+    with pytest.raises(FaultError, match="no service 'nope'; known: redis, postgres"):
+        tiny.faults.pause_service("nope")
+
+
+def test_broker_outage_refuses_connections_and_heal_brings_the_broker_back(tiny):
+    port = tiny.stack.redis.port
+    outage = tiny.faults.broker_outage()
+    with pytest.raises(redis.ConnectionError):
+        ping(tiny)
+    outage.heal()
+    assert tiny.stack.redis.port == port and ping(tiny)
+    completes(tiny, "after-outage")
+
+
+def test_duplicate_submission_sends_the_same_job_twice_and_the_key_bills_once(tiny):
+    def send_again() -> str:
+        with psycopg.connect(tiny.database_dsn, autocommit=True) as conn:
+            conn.execute("INSERT INTO jobs (id, state) VALUES ('dup', 'queued') ON CONFLICT DO NOTHING")
+        Celery(broker=tiny.redis_url).send_task("tiny.work", args=["dup", True])
+        return "dup"
+
+    dup = tiny.faults.duplicate_submission(send_again, times=2)
+    assert dup.results == ["dup", "dup"]
+    submissions = [e.data["number"] for e in tiny.history.events() if e.name == "submission"]
+    assert submissions == [1, 2]
+    wait_until(lambda: len([c for c in tiny.paidapi.ledger("dup") if c["state"] in ("done", "replayed")]) == 2,
+               timeout=20, what="both deliveries to reach the paid API")
+    assert len(tiny.paidapi.billed("dup")) == 1
+
+
+def test_failpoint_fault_raises_in_the_app_until_healed(tiny):
+    fp = tiny.faults.failpoint("tiny.after_processing", "raise", exception="RuntimeError",
+                               match={"job_id": "f1"})
+    submit(tiny, "f1")
+    [trigger] = fp.wait_triggered(10)
+    assert trigger["context"] == {"job_id": "f1"}
+    assert tiny.paidapi.ledger("f1") == []
+    fp.heal()
+    assert tiny.failpoints.armed() == {}
+    completes(tiny, "after-failpoint")
+    never = tiny.faults.failpoint("tiny.nowhere", "sleep", seconds=1)
+    with pytest.raises(FaultError, match="did not fire 1 time"):
+        never.wait_triggered(timeout=0.2)
+
+
+class BrokenHeal(Fault):
+    name = "broken_heal"
+
+    def _inject(self):
+        return {}
+
+    def _heal(self):
+        raise RuntimeError("cannot undo")
+
+
+def test_heal_all_heals_the_others_when_one_heal_fails(tiny):
+    down = tiny.faults.proxy_down("paidapi")
+    tiny.faults.inject(BrokenHeal())
+    with pytest.warns(UserWarning, match="cannot undo"):
+        errors = tiny.faults.heal_all()
+    assert [e.fault for e in errors] == ["broken_heal"]
+    assert not down.injected and tiny.proxy.get_proxy("paidapi").enabled
+    failed = [e for e in tiny.history.events() if e.source == "fault" and e.type == "fail"]
+    assert [(e.name, e.data["fault"]) for e in failed] == [("heal", "broken_heal")]
+    with pytest.raises(ExceptionGroup):  # still injected: the next heal_all tries again
+        with pytest.warns(UserWarning):
+            tiny.faults.heal_all(raise_errors=True)
+    tiny.faults.injected.remove(next(f for f in tiny.faults if f.name == "broken_heal"))

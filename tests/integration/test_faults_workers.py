@@ -1,0 +1,98 @@
+"""KillWorker against a real Celery worker: now, while its paid call is held, at a failpoint."""
+from __future__ import annotations
+
+
+import pytest
+
+from harness._wait import wait_until
+from harness.errors import FaultError
+from harness.faults import AtFailpoint, InFlight, KillWorker
+from tests.integration.conftest import alive, family
+from tests.integration.tiny import job_state, submit
+
+pytestmark = pytest.mark.integration
+
+
+def completes(run, job_id: str) -> None:
+    """Service is back: a new job goes all the way through."""
+    submit(run, job_id)
+    wait_until(lambda: job_state(run, job_id) == "done", timeout=20, what=f"{job_id} done")
+
+
+def events(run, source: str) -> list[tuple[str, str]]:
+    return [(e.type, e.name) for e in run.history.events() if e.source == source]
+
+
+def test_kill_now_ends_the_whole_process_group_and_heal_replaces_it(tiny):
+    pid = tiny.workers[0].pid
+    group = family(pid)
+    assert len(group) >= 2  # the main process and its prefork child
+    kill = tiny.faults.kill_worker()
+    assert not any(alive(member) for member in group)
+    assert kill.killed == [0] and kill.fired
+    kill.heal()
+    assert tiny.workers[0].is_running() and tiny.workers[0].pid != pid
+    assert events(tiny, "fault") == [("invoke", "inject"), ("ok", "inject"), ("invoke", "heal"), ("ok", "heal")]
+    assert events(tiny, "worker") == [("ok", "killed"), ("ok", "exited"), ("ok", "ready")]
+    completes(tiny, "after-kill")
+
+
+def test_kill_in_flight_bills_the_held_call_with_the_client_gone(tiny):
+    with tiny.faults.kill_worker(when=InFlight("j1", step="label")) as kill:
+        submit(tiny, "j1")
+        kill.wait(10)
+        call = tiny.paidapi.wait_for_call(job_id="j1", state="billed", timeout=10)
+        wait_until(lambda: tiny.paidapi.ledger("j1")[0]["client_gone"], timeout=5, what="client gone")
+        assert call["key"] == "j1:label"
+        assert job_state(tiny, "j1") == "processing"  # the worker died before writing "done"
+    inject_ok = next(e for e in tiny.history.events() if e.source == "fault" and e.type == "ok")
+    assert inject_ok.data["call_id"] == call["call_id"] and inject_ok.data["job_id"] == "j1"
+    completes(tiny, "after-in-flight")
+
+
+def test_kill_at_failpoint_kills_the_worker_before_the_paid_call(tiny):
+    kill = tiny.faults.kill_worker(when=AtFailpoint("tiny.after_processing", match={"job_id": "k1"}))
+    old = tiny.workers[0].pid
+    submit(tiny, "k1")
+    kill.wait(10)
+    assert not tiny.workers[0].is_running() and not alive(old)
+    assert tiny.paidapi.ledger("k1") == []  # nothing after the seam ran
+    assert job_state(tiny, "k1") == "processing"
+    kill.heal()
+    completes(tiny, "after-failpoint")
+
+
+def test_warm_shutdown_at_a_failpoint_lets_the_running_task_finish(tiny):
+    kill = tiny.faults.kill_worker(signal="SIGTERM", when=AtFailpoint("tiny.after_processing"))
+    worker = tiny.workers[0]
+    submit(tiny, "w1")
+    kill.wait(10)
+    wait_until(lambda: not worker.is_running(), timeout=15, what="the worker to finish and exit")
+    assert job_state(tiny, "w1") == "done"
+    killed = next(e for e in tiny.history.events() if e.source == "worker" and e.name == "killed")
+    assert (killed.data["signal"], killed.data["group"]) == ("SIGTERM", False)
+    kill.heal()
+    assert tiny.workers[0] is not worker and tiny.workers[0].is_running()
+
+
+def test_bad_targets_and_missed_moments_raise_fault_errors(tiny):
+    with pytest.raises(FaultError, match="no worker 5"):
+        tiny.faults.kill_worker(index=5)
+    tiny.workers.kill(0)
+    with pytest.raises(FaultError, match="already dead"):
+        tiny.faults.kill_worker()
+    tiny.workers.replace(0)
+    missed = tiny.faults.kill_worker(when=InFlight("never", timeout=0.3))
+    with pytest.raises(FaultError, match="no paid call of job 'never'"):
+        missed.wait(5)
+    with pytest.warns(UserWarning, match="no paid call"):
+        errors = tiny.faults.heal_all()
+    assert [e.fault for e in errors] == ["kill_worker"]
+    assert tiny.paidapi.gates() == []  # the gate did not outlive the fault
+    early = tiny.faults.kill_worker(when=InFlight("later"))
+    early.heal()  # before the moment came: the gate goes, nobody is killed
+    with pytest.raises(FaultError, match="healed before the moment came"):
+        early.wait(5)
+    assert events(tiny, "fault")[-3:] == [("invoke", "heal"), ("info", "inject"), ("ok", "heal")]
+    assert tiny.paidapi.gates() == [] and tiny.workers[0].is_running()
+    assert KillWorker().spec()["signal"] == "SIGKILL"
