@@ -29,6 +29,9 @@ SUPERUSER = "postgres"
 APP_DB = "app"
 TEMPLATE_DB = "app_template"
 SPARE_DB = "app_spare"
+# 1 MB WAL segments instead of 16: the cluster copied per session shrinks from ~39 MB to ~24 MB.
+# Bump the layout name whenever initdb's options change, so old caches are not reused.
+TEMPLATE_LAYOUT = "template-wal1"
 # Durability is pointless for a database that lives one test: these make writes cheap.
 FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 
@@ -98,7 +101,7 @@ class PostgresService(ProcessService):
         """An initdb'd data dir in the cache, made once per Postgres version, under a lock."""
         version = self.bindir.parent.name
         cache = cache_dir()
-        template = cache / f"pg-{version}-template"
+        template = cache / f"pg-{version}-{TEMPLATE_LAYOUT}"
         cache.mkdir(parents=True, exist_ok=True)
         if self.run_as():
             cache.chmod(0o755)  # the unprivileged server user runs initdb inside it
@@ -115,7 +118,7 @@ class PostgresService(ProcessService):
                 shutil.chown(staging, user)
             out = subprocess.run(
                 [str(self.bindir / "initdb"), "-D", str(staging), "-U", SUPERUSER, "--auth=trust",
-                 "--no-sync", "-E", "UTF8", "--locale=C"],
+                 "--no-sync", "-E", "UTF8", "--locale=C", "--wal-segsize=1"],
                 capture_output=True, text=True, user=user, check=False,
             )
             if out.returncode != 0:
