@@ -31,6 +31,10 @@ class Backend(Protocol):
     def proxy(self, name: str, **kw: Any) -> Any: ...
     def app_process(self, name: str, **kw: Any) -> Any: ...
     def worker(self, name: str, **kw: Any) -> Any: ...
+    def reap(self) -> list[str]:
+        """End what killed earlier runs left in this backend; return what was ended."""
+    def close(self) -> None:
+        """Release whatever the services left after stop() (kept containers); called last."""
 
 
 class ProcessBackend:
@@ -61,6 +65,12 @@ class ProcessBackend:
 
     def worker(self, name: str, **kw: Any) -> CeleryWorker:
         return CeleryWorker(name, **kw)
+
+    def reap(self) -> list[str]:
+        return []  # processes are reaped by ``reaper.reap()`` before any stack is made
+
+    def close(self) -> None:
+        """Nothing to release: a stopped process leaves nothing running."""
 
 
 def backend_for(config: Config) -> Backend:

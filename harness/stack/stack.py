@@ -130,6 +130,7 @@ class Stack:
         touches the database only when a task runs); app processes start once the database holds
         its schema, since a server may read it at start-up."""
         try:
+            self.backend.reap()  # containers of killed runs (processes: reaped by the session)
             start_all([*self.infrastructure, *self.workers.workers], self.config.start_timeout)
             self.workers.announce_ready()
             start_all(list(self.processes.values()))
@@ -154,6 +155,7 @@ class Stack:
         self.workers.stop()
         for service in [*reversed(list(self.processes.values())), *reversed(self.infrastructure)]:
             service.stop()
+        self.backend.close()
 
     def __enter__(self) -> "Stack":
         self.start()

@@ -1,0 +1,191 @@
+"""The docker backend: every service a container, behind the same Service contract.
+
+Each docker service inherits its process twin's probe, clients and hooks
+(``after_ready`` creating queues or routes, Postgres' template database and
+``reset()``) and only says how its container runs. Images are config keys
+(``docker_*_image``); the defaults are the ``jobquake/*`` images that
+``scripts/build-images.sh`` builds locally.
+
+Code reaches containers by bind mounts, not by copies: the harness package is
+mounted read-only (and put on PYTHONPATH ahead of the image's copy), the
+app's project folder read-only at its own path (commands and values name
+host paths), and the failpoint control directory read-write at its own path,
+since the failpoint channel is that directory's files and an mmap of one.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import harness
+from harness.config import Config
+from harness.failpoints.spec import ENV_VAR as FAILPOINTS_ENV
+from harness.stack.app import AppProcess
+from harness.stack.container_host import Mount, code_mounts, env_with_path
+from harness.stack.containers import ContainerService
+from harness.stack.engine import Engine
+from harness.stack.paidapi import PaidAPIService
+from harness.stack.postgres import FAST_SETTINGS, PostgresService
+from harness.stack.process import HOST
+from harness.stack.proxy import ProxyService
+from harness.stack.redis import RedisService
+from harness.stack.sqs import SQSService
+from harness.stack.worker import CeleryWorker
+
+HARNESS_PACKAGE = Path(harness.__file__).resolve().parent
+# where the live harness package appears in containers (its parent goes on PYTHONPATH)
+HARNESS_MOUNT = "/opt/jobquake-live"
+
+
+def harness_mount() -> Mount:
+    return Mount(str(HARNESS_PACKAGE), target=f"{HARNESS_MOUNT}/harness")
+
+
+class DockerRedis(RedisService, ContainerService):
+    """redis-server in a container, no persistence."""
+
+    image_key = "docker_redis_image"
+
+    def __init__(self, name: str, **kwargs: Any):
+        ContainerService.__init__(self, name, **kwargs)  # not RedisService's: no host binary needed
+
+    def command(self) -> list[str]:
+        cmd = ["redis-server", "--bind", HOST, "--port", str(self.port), "--save", "", "--appendonly", "no"]
+        if self.network == "bridge":  # clients arrive from the bridge's gateway, through a port on 127.0.0.1
+            cmd += ["--protected-mode", "no"]
+        return cmd
+
+
+class DockerPostgres(PostgresService, ContainerService):
+    """Postgres from an image holding an initialised cluster; ``app`` is reset from ``app_template``."""
+
+    image_key = "docker_postgres_image"
+    keep_on_stop = True  # a restart keeps the data, as the process backend's data dir does
+
+    def __init__(self, name: str, *, max_connections: int = 60, schema: Any = None, **kwargs: Any):
+        ContainerService.__init__(self, name, **kwargs)  # not PostgresService's: no host binaries needed
+        self.max_connections = max_connections
+        self.schema = schema
+        self.used_template_cache = True  # the image's cluster was initialised when it was built
+
+    def command(self) -> list[str]:
+        cmd = ["postgres", "-h", HOST, "-p", str(self.port), "-c", f"max_connections={self.max_connections}"]
+        for key, value in FAST_SETTINGS.items():
+            cmd += ["-c", f"{key}={value}"]
+        return cmd
+
+    def container_env(self) -> dict[str, str]:
+        # what the official image needs to start without a password; ignored by jobquake/postgres
+        return {**super().container_env(), "POSTGRES_HOST_AUTH_METHOD": "trust"}
+
+    def prepare(self) -> None:
+        """Nothing to copy: the cluster is in the image."""
+
+    def remove_data(self) -> None:
+        self.remove()
+
+
+class DockerSQS(SQSService, ContainerService):
+    """moto's server in a container."""
+
+    image_key = "docker_sqs_image"
+
+    def command(self) -> list[str]:
+        return ["moto_server", "-H", HOST, "-p", str(self.port)]
+
+
+class DockerPaidAPI(PaidAPIService, ContainerService):
+    """``python -m harness.paidapi`` in a container."""
+
+    image_key = "docker_paidapi_image"
+
+    def container_env(self) -> dict[str, str]:
+        return env_with_path(super().container_env(), HARNESS_MOUNT)
+
+
+class DockerProxy(ProxyService, ContainerService):
+    """The embedded proxy in a container, or a real Toxiproxy where its image is configured."""
+
+    image_key = "docker_proxy_image"
+    dials_out = True
+
+    def container_command(self) -> list[str]:
+        if "toxiproxy" in self.image:  # toxiproxy-server's flags; its image's entrypoint is the server
+            return ["-host", HOST, "-port", str(self.port)]
+        return super().container_command()
+
+    def container_env(self) -> dict[str, str]:
+        return env_with_path(super().container_env(), HARNESS_MOUNT)
+
+
+class DockerApp(AppProcess, ContainerService):
+    """One process of the app under test in the app image, from its project folder."""
+
+    image_key = "docker_app_image"
+    dials_out = True
+
+    def container_env(self) -> dict[str, str]:
+        return env_with_path(super().container_env(), HARNESS_MOUNT)
+
+    def working_dir(self) -> str | None:
+        return str(self.cwd)
+
+
+class DockerWorker(CeleryWorker, DockerApp):
+    """One Celery worker container; its pid is the worker's main process, its group the pool's."""
+
+
+class DockerBackend:
+    """Factories of container services, and the owner of every container they make."""
+
+    name = "docker"
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.engine = Engine(config.docker_host)
+        self.made: list[ContainerService] = []
+
+    def _make(self, cls: type[ContainerService], name: str, image: str, **kw: Any) -> Any:
+        svc = cls(name, image=image, engine=self.engine, network=self.config.docker_network, **kw)
+        self.made.append(svc)
+        return svc
+
+    def _app_mounts(self, env: Mapping[str, str]) -> list[Mount]:
+        mounts = [harness_mount(), *code_mounts(self.config.root)]
+        if env.get(FAILPOINTS_ENV):
+            mounts.append(Mount(env[FAILPOINTS_ENV], read_only=False))
+        return mounts
+
+    def redis(self, name: str, **kw: Any) -> DockerRedis:
+        return self._make(DockerRedis, name, self.config.docker_redis_image, **kw)
+
+    def postgres(self, name: str, **kw: Any) -> DockerPostgres:
+        return self._make(DockerPostgres, name, self.config.docker_postgres_image, **kw)
+
+    def sqs(self, name: str, **kw: Any) -> DockerSQS:
+        return self._make(DockerSQS, name, self.config.docker_sqs_image, **kw)
+
+    def paidapi(self, name: str, **kw: Any) -> DockerPaidAPI:
+        return self._make(DockerPaidAPI, name, self.config.docker_paidapi_image, mounts=[harness_mount()], **kw)
+
+    def proxy(self, name: str, **kw: Any) -> DockerProxy:
+        mounts = [] if "toxiproxy" in self.config.docker_proxy_image else [harness_mount()]
+        return self._make(DockerProxy, name, self.config.docker_proxy_image, mounts=mounts, **kw)
+
+    def app_process(self, name: str, **kw: Any) -> DockerApp:
+        return self._make(DockerApp, name, self.config.docker_app_image,
+                          mounts=self._app_mounts(kw.get("env", {})), **kw)
+
+    def worker(self, name: str, **kw: Any) -> DockerWorker:
+        return self._make(DockerWorker, name, self.config.docker_app_image,
+                          mounts=self._app_mounts(kw.get("env", {})), **kw)
+
+    def reap(self) -> list[str]:
+        """Remove the containers that killed runs on this machine left behind."""
+        return self.engine.reap()
+
+    def close(self) -> None:
+        """Remove every container this backend made (stopped ones kept for their data included)."""
+        made, self.made = self.made, []
+        for svc in made:
+            svc.remove()
