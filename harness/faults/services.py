@@ -56,14 +56,32 @@ def process_state(pid: int) -> str:
 
 
 def is_frozen(pid: int) -> bool:
-    """Stopped by SIGSTOP (process backend) or frozen by its cgroup (``docker pause``)."""
+    """Stopped by SIGSTOP (process backend) or frozen by its cgroup (``docker pause``).
+
+    The cgroup freezer leaves the process state as it was (often ``D``), so the
+    freezer's own state is read: ``freezer.state`` under cgroup v1,
+    ``cgroup.events`` under v2.
+    """
     if process_state(pid) in ("T", "t"):
         return True
     try:
-        cgroup = Path(f"/proc/{pid}/cgroup").read_text().strip().splitlines()[-1].split(":", 2)[2]
-        return "frozen 1" in Path(f"/sys/fs/cgroup{cgroup}/cgroup.events").read_text()
-    except (OSError, IndexError):
+        lines = Path(f"/proc/{pid}/cgroup").read_text().strip().splitlines()
+    except OSError:
         return False
+    for line in lines:
+        _id, controllers, path = line.split(":", 2)
+        if "freezer" in controllers.split(","):
+            return _read(f"/sys/fs/cgroup/freezer{path}/freezer.state").strip() == "FROZEN"
+        if controllers == "" and path != "/":
+            return "frozen 1" in _read(f"/sys/fs/cgroup{path}/cgroup.events")
+    return False
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
 
 
 class PauseService(Fault):

@@ -57,3 +57,14 @@ def test_paused_worker_container_does_nothing_until_resumed(tiny, docker_client)
     finally:
         worker.resume()
     wait_until(lambda: job_state(tiny, "job-3") == "done", timeout=20, what="job-3 done after resume")
+
+
+def test_pause_fault_sees_the_container_frozen_and_heals(tiny):
+    """The fault checks its effect (the cgroup freezer says FROZEN), then heals."""
+    fault = tiny.faults.pause_service("worker1")
+    assert fault.injected
+    submit(tiny, "job-4")
+    with pytest.raises(WaitTimeout):
+        wait_until(lambda: job_state(tiny, "job-4") != "queued", timeout=1.0, what="progress while paused")
+    fault.heal()
+    wait_until(lambda: job_state(tiny, "job-4") == "done", timeout=20, what="job-4 done after heal")
