@@ -2,11 +2,12 @@
 VENV ?= .venv
 PYTEST ?= $(VENV)/bin/pytest
 PYTEST_ARGS ?=
+EXTRAS ?= dev
 
-.PHONY: setup demo test benchmarks clean
+.PHONY: setup demo test mutants images benchmarks clean
 
 setup:
-	@bash scripts/setup.sh
+	@EXTRAS=$(EXTRAS) bash scripts/setup.sh
 
 demo: setup
 	$(VENV)/bin/jobquake demo
@@ -19,6 +20,11 @@ benchmarks: setup
 	$(VENV)/bin/python benchmarks/proxy.py
 	$(VENV)/bin/python benchmarks/failpoints.py
 	$(VENV)/bin/python benchmarks/checks.py
+
+# the docker backend: an engine, and images built locally (reused when present)
+images:
+	bash scripts/start-dockerd.sh
+	bash scripts/build-images.sh
 
 clean:
 	rm -rf .jobquake .pytest_cache

@@ -16,7 +16,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PREFIX=${JOBQUAKE_IMAGE_PREFIX:-jobquake}
-MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# the Debian mirror this machine's apt already uses (deb822 .sources files or sources.list)
+apt_mirror() {
+  { grep -h '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
+    grep -h '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '{print $2}'
+  } | grep -v -- '-security' | head -n 1
+}
+MIRROR=${DEBIAN_MIRROR:-$(apt_mirror)}
 SUITE=${DEBIAN_SUITE:-bookworm}
 ORDER=(base redis postgres app sqs proxy paidapi)
 
@@ -46,6 +52,7 @@ build_base() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null 2>&1 || {
       echo "build-images: apt-get install debootstrap failed (run apt-get update first?)" >&2; return 1; }
   }
+  [ -n "$MIRROR" ] || { echo "build-images: no Debian mirror in apt's sources; set DEBIAN_MIRROR" >&2; return 1; }
   local root
   root=$(mktemp -d /var/tmp/jobquake-rootfs.XXXXXX)
   trap 'rm -rf "$root"' RETURN
