@@ -229,7 +229,10 @@ def read_ini(start: Path) -> tuple[dict[str, Any], str | None]:
             return _strip_prefix(section), str(pytest_ini)
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
-            data = tomllib.loads(pyproject.read_text())
+            try:
+                data = tomllib.loads(pyproject.read_text())
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"{pyproject}: not valid TOML: {exc}", source=str(pyproject)) from exc
             section = data.get("tool", {}).get("pytest", {}).get("ini_options")
             if section is not None:
                 return _strip_prefix(section), str(pyproject)

@@ -1,0 +1,162 @@
+"""``python -m refapp.api --port P``: the HTTP API (aiohttp, on 127.0.0.1).
+
+``POST /jobs`` does the fast checks, saves the job and its outbox message in
+one transaction and answers 202 with the job id; the work happens in a
+worker. ``GET /jobs/{id}`` is the truth (the database); ``GET
+/jobs/{id}/events`` and ``GET /events`` stream state changes as server-sent
+events, relayed from the Redis channel workers publish on after each
+commit. Database work runs in threads, off the event loop.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from typing import Any
+
+from aiohttp import web
+from sqlalchemy.exc import SQLAlchemyError
+
+from refapp import jobstatus, logs, settings, submit
+from refapp.celery_app import TASK_SWEEP_OVERDUE, get_app
+from refapp.event_hub import EventHub
+from refapp.events import TERMINAL
+
+log = logging.getLogger("refapp.api")
+
+HUB = web.AppKey("hub", EventHub)
+CONFIG = web.AppKey("config", settings.Settings)
+KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream, so proxies keep it open
+
+
+def make_app(config: settings.Settings) -> web.Application:
+    """The aiohttp application."""
+    app = web.Application(client_max_size=config.max_upload_bytes)
+    app[CONFIG] = config
+    app[HUB] = EventHub(config.events_url)
+    app.on_startup.append(lambda a: a[HUB].start())
+    app.on_cleanup.append(lambda a: a[HUB].stop())
+    app.add_routes([
+        web.post("/jobs", post_job),
+        web.get("/jobs/{id}", get_job),
+        web.post("/jobs/{id}/cancel", cancel_job),
+        web.get("/jobs/{id}/events", job_events),
+        web.get("/events", all_events),
+        web.post("/sweeps/overdue", start_sweep),
+        web.get("/health", health),
+    ])
+    return app
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+async def post_job(request: web.Request) -> web.Response:
+    """Accept an upload: 202 with the job id (the same id for the same upload)."""
+    try:
+        body = await request.json()
+    except ValueError:
+        return _error(400, "the body is not JSON")
+    try:
+        sub = submit.check(body, request.app[CONFIG])
+        job_id, created = await asyncio.to_thread(submit.submit, sub)
+    except submit.Rejected as exc:
+        return _error(exc.status, exc.message)
+    except SQLAlchemyError as exc:
+        log.error("submission not saved: %s", exc)
+        return _error(503, "the job could not be saved; nothing was accepted, try again")
+    return web.json_response({"job_id": job_id, "created": created}, status=202)
+
+
+async def get_job(request: web.Request) -> web.Response:
+    """The job's state as the database has it."""
+    found = await asyncio.to_thread(jobstatus.describe, request.match_info["id"])
+    return web.json_response(found) if found else _error(404, "no such job")
+
+
+async def cancel_job(request: web.Request) -> web.Response:
+    """Ask a job to stop: a queued job fails at once, a running one at its next check."""
+    state = await asyncio.to_thread(jobstatus.request_cancel, request.match_info["id"])
+    if state is None:
+        return _error(404, "no such job")
+    return web.json_response({"state": state}, status=202)
+
+
+async def start_sweep(request: web.Request) -> web.Response:
+    """Run the overdue-invoice sweep now (it also runs on its schedule)."""
+    await asyncio.to_thread(get_app().send_task, TASK_SWEEP_OVERDUE)
+    return web.json_response({"queued": TASK_SWEEP_OVERDUE}, status=202)
+
+
+async def health(request: web.Request) -> web.Response:
+    """Liveness: the server answers."""
+    return web.json_response({"ok": True})
+
+
+async def job_events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events of one job: its current state, then each change, until it is terminal."""
+    return await _stream(request, request.match_info["id"])
+
+
+async def all_events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events of every job."""
+    return await _stream(request, None)
+
+
+async def _stream(request: web.Request, job_id: str | None) -> web.StreamResponse:
+    hub = request.app[HUB]
+    queue = hub.subscribe()  # before the snapshot, so no change falls between the two
+    try:
+        snapshot = await asyncio.to_thread(jobstatus.describe, job_id) if job_id else None
+        if job_id and snapshot is None:
+            return _error(404, "no such job")
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                               "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        if snapshot:
+            await _send(response, {"job_id": job_id, "state": snapshot["state"], "reason": snapshot["reason"],
+                                   "attempt": snapshot["attempt"], "snapshot": True})
+            if snapshot["state"] in TERMINAL:
+                return response
+        await _forward(response, queue, job_id)
+        return response
+    finally:
+        hub.unsubscribe(queue)
+
+
+async def _forward(response: web.StreamResponse, queue: asyncio.Queue, job_id: str | None) -> None:
+    while True:
+        try:
+            event = await asyncio.wait_for(queue.get(), KEEPALIVE)
+        except TimeoutError:
+            await response.write(b": keepalive\n\n")
+            continue
+        if job_id is not None and event.get("job_id") != job_id:
+            continue
+        await _send(response, event)
+        if job_id is not None and event.get("state") in TERMINAL:
+            return
+
+
+async def _send(response: web.StreamResponse, event: dict[str, Any]) -> None:
+    await response.write(f"event: job\ndata: {json.dumps(event)}\n\n".encode())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve on 127.0.0.1 until SIGTERM / SIGINT."""
+    parser = argparse.ArgumentParser(prog="python -m refapp.api")
+    parser.add_argument("--port", type=int, default=None, help="default: REFAPP_PORT")
+    args = parser.parse_args(argv)
+    logs.setup("api")
+    config = settings.for_process()
+    port = args.port or config.port
+    web.run_app(make_app(config), host="127.0.0.1", port=port, access_log=None,
+                print=lambda _banner: log.info("api ready on http://127.0.0.1:%d", port))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

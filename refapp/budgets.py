@@ -1,0 +1,130 @@
+"""The one table of time budgets: real seconds, each with the reason somebody chose it.
+
+Every wait, deadline and time limit in refapp comes from here, multiplied by
+``REFAPP_TIME_SCALE`` (a test at 0.01 runs a 600 s budget in 6 s). A floor
+keeps a few process-level intervals above what the OS scheduler can honour
+at a small scale: scaling shrinks the work, not the machine.
+
+Celery task limits: every task declares its budget in its decorator
+(``task_limits``), from its own row or, failing that, from ``task:default``.
+No task is left to a worker-wide default and the worker command sets no
+time limit, so reading this table tells the truth about every task.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from refapp.mutants import mutant
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A budget in real seconds; task rows also have a hard limit (``seconds`` is the soft one)."""
+
+    seconds: float
+    reason: str
+    hard: float | None = None
+    floor: float = 0.0
+
+
+BUDGETS: dict[str, Budget] = {
+    # -- Celery tasks ---------------------------------------------------------------
+    "task:default": Budget(
+        600, hard=900,
+        reason="batch work nobody waits on: a 95-document upload at the ~5.5 s median model call "
+               "needs ~520 s; the 300 s between soft and hard limit is for recording progress"),
+    "task:refapp.sweep_overdue": Budget(
+        300, hard=360,
+        reason="runs hourly over a few thousand invoices at ms each; a sweep still running after "
+               "5 min is stuck, and 60 s is ample to record how far it got"),
+    # -- calls and waits ------------------------------------------------------------
+    "model_call": Budget(
+        120, reason="provider p99 is ~35 s and the slowest call seen ~11 min: 120 s keeps the tail "
+                    "and stops a hung call long before the batch budget"),
+    "db_pool_wait": Budget(
+        30, floor=1.0, reason="a request or task waiting longer for a connection should fail loudly"),
+    "reference_recheck": Budget(
+        60, floor=0.05, reason="the category table changes only by migration; a minute of staleness is fine"),
+    # -- liveness -------------------------------------------------------------------
+    "heartbeat_interval": Budget(
+        10, floor=0.05, reason="a running attempt proves it is alive this often"),
+    "heartbeat_stale": Budget(
+        60, floor=1.0, reason="six missed beats: the attempt is dead or wedged, not merely slow"),
+    "sweeper_interval": Budget(
+        30, floor=0.1, reason="abandoned jobs are found within a minute of going stale"),
+    "queued_too_long": Budget(
+        1800, floor=2.0, reason="a job queued this long behind no backlog was lost on the way; send it again"),
+    # -- queues ---------------------------------------------------------------------
+    "broker_visibility": Budget(
+        960, floor=2.0, reason="longer than the longest hard limit (900 s), so a healthy task is never "
+                               "handed to a second worker; a dead worker's task comes back after this"),
+    "broker_restore_interval": Budget(
+        10, floor=0.1, reason="how often workers look for tasks whose worker died"),
+    "broker_restore_lock": Budget(
+        60, floor=0.5, reason="a worker killed during its restore sweep (which takes milliseconds) "
+                              "holds the sweep's lock this long; kombu's default is 300 s"),
+    "sqs_visibility": Budget(
+        60, floor=1.0, reason="the heartbeat renews this window every third of it; SQS counts whole seconds"),
+    "sqs_attempt_cap": Budget(
+        900, reason="the same as the batch hard limit: after that an SQS attempt is released for retry"),
+    "sqs_retry_backoff": Budget(
+        30, floor=1.0, reason="a failed attempt waits this long before the queue offers it again"),
+    "relay_poll": Budget(
+        1, floor=0.05, reason="an accepted job waits at most this long in the outbox"),
+}
+
+
+def time_scale() -> float:
+    """The time scale of this process (``REFAPP_TIME_SCALE``, default 1)."""
+    from refapp import settings
+
+    return settings.get().time_scale
+
+
+def scaled(name: str, scale: float | None = None) -> float:
+    """Budget ``name`` (its soft value for a task) in seconds at the time scale."""
+    budget = BUDGETS[name]
+    factor = time_scale() if scale is None else scale
+    return max(budget.seconds * factor, budget.floor)
+
+
+def scaled_hard(name: str, scale: float | None = None) -> float:
+    """The hard limit of task budget ``name`` at the time scale."""
+    budget = BUDGETS[name]
+    if budget.hard is None:
+        raise KeyError(f"budget {name!r} has no hard limit")
+    factor = time_scale() if scale is None else scale
+    return max(budget.hard * factor, budget.floor)
+
+
+def task_budget_name(task: str) -> str:
+    """The row that governs Celery task ``task``: its own, else ``task:default``."""
+    own = f"task:{task}"
+    return own if own in BUDGETS else "task:default"
+
+
+def task_limits(task: str) -> dict[str, float]:
+    """Decorator keywords (``soft_time_limit``, ``time_limit``) for Celery task ``task``."""
+    row = task_budget_name(task)
+    if row == "task:default" and mutant("cli-budget-wins"):
+        return {}  # the wrong shape: "no limit" here, so the worker's blanket flag decides
+    return {"soft_time_limit": scaled(row), "time_limit": scaled_hard(row)}
+
+
+TASKS = ("refapp.process_job", "refapp.sweep_overdue")  # every task refapp registers
+
+
+def declared_budgets(time_scale: float | None = None) -> dict[str, dict[str, float]]:
+    """Per task, the soft and hard limit refapp declares, in scaled seconds.
+
+    ``time_scale`` defaults to ``REFAPP_TIME_SCALE`` (1 when unset): a caller
+    outside refapp's processes should pass the scale the workers run at.
+    """
+    if time_scale is None:
+        time_scale = float(os.environ.get("REFAPP_TIME_SCALE") or 1.0)
+    return {
+        task: {"soft": scaled(task_budget_name(task), time_scale),
+               "hard": scaled_hard(task_budget_name(task), time_scale)}
+        for task in TASKS
+    }

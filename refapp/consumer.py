@@ -1,0 +1,231 @@
+"""``python -m refapp.consumer``: the SQS path, an asyncio consumer that never blocks its loop.
+
+For each message: a delivery beyond ``max_attempts`` fails the job (the
+queue allows one more delivery than the code, so this branch always gets
+its turn); otherwise the job is claimed and the attempt runs in a bounded
+thread pool while a heartbeat extends the message's visibility and the
+job's heartbeat. The wait is capped (``sqs_attempt_cap``): past the cap the
+attempt is declared dead (fenced out, its cancel flag set) and the message
+is released for another attempt. The thread cannot be killed, but it can no
+longer write or pay. Every boto3 and database call runs off the loop.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from refapp import budgets, jobrun, jobstore, logs, settings, sqs_queues
+from refapp.attempt import Attempt, AttemptAbandoned
+from refapp.failpoints import CONSUMER_BEFORE_DELETE, CONSUMER_HEARTBEAT, CONSUMER_RECEIVED, failpoint
+from refapp.mutants import mutant
+
+log = logging.getLogger("refapp.consumer")
+
+RECEIVE_WAIT = 1  # seconds of SQS long polling per receive call
+
+
+class Consumer:
+    """Receives job messages and runs one attempt per message, ``consumer_concurrency`` at a time."""
+
+    def __init__(self, config: settings.Settings):
+        self.config = config
+        # bounded: abandoned threads can take at most one extra thread per slot
+        self.executor = ThreadPoolExecutor(config.consumer_concurrency * 2, thread_name_prefix="attempt")
+        self.url = ""
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        """Create the queues, set the redrive policy, and check that it took."""
+        self.url = await asyncio.to_thread(sqs_queues.ensure_queues)
+        limit = await asyncio.to_thread(sqs_queues.redrive_limit, self.url)
+        if limit != sqs_queues.max_receives():
+            raise RuntimeError(f"queue {self.url} redrives after {limit} receives, "
+                               f"the code needs {sqs_queues.max_receives()}")
+        log.info("consumer ready: queue %s, max attempts %d, dead-letter after %d receives",
+                 self.url, self.config.max_attempts, limit)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Receive and handle messages until ``stop`` is set."""
+        slots = asyncio.Semaphore(self.config.consumer_concurrency)
+        while await _slot_or_stop(slots, stop):
+            messages = await self._receive()
+            if not messages:
+                slots.release()
+                continue
+            task = asyncio.create_task(self._handle_safely(messages[0]))
+            self.tasks.add(task)
+            task.add_done_callback(lambda t: (self.tasks.discard(t), slots.release()))
+
+    async def close(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    async def _receive(self) -> list[dict[str, Any]]:
+        try:
+            answer = await asyncio.to_thread(
+                sqs_queues.client().receive_message, QueueUrl=self.url, MaxNumberOfMessages=1,
+                WaitTimeSeconds=RECEIVE_WAIT, VisibilityTimeout=sqs_queues.visibility_seconds(),
+                AttributeNames=["All"])
+        except Exception as exc:  # noqa: BLE001 - queue gone (reset) or SQS down: retry soon
+            if sqs_queues.is_missing_queue(exc):
+                self.url = await asyncio.to_thread(sqs_queues.ensure_queues)
+            else:
+                log.warning("receive failed: %s", exc)
+                await asyncio.sleep(RECEIVE_WAIT)
+            return []
+        return answer.get("Messages", [])
+
+    async def _handle_safely(self, message: dict[str, Any]) -> None:
+        try:
+            await self._handle(message)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - one bad message must not stop the consumer
+            log.exception("message %s could not be handled; it will come back", message.get("MessageId"))
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        receipt = message["ReceiptHandle"]
+        job_id = json.loads(message["Body"])["job_id"]
+        receives = int(message["Attributes"]["ApproximateReceiveCount"])
+        await asyncio.to_thread(failpoint, CONSUMER_RECEIVED, job_id=job_id, receive_count=receives)
+        if receives > self.config.max_attempts:
+            await asyncio.to_thread(jobstore.give_up, job_id, self.config.max_attempts)
+            await self._delete(receipt)
+            return
+        attempt, why = await asyncio.to_thread(jobstore.claim, job_id, "sqs")
+        if attempt is None:
+            log.info("job %s: nothing to do (%s)", job_id, why)
+            await self._delete(receipt)
+            return
+        # A failed attempt always goes back to the queue: the next delivery past
+        # max_attempts is where the code gives up (see sqs_queues).
+        outcome = await self._run(attempt, receipt, may_retry=True)
+        if outcome == "retry":
+            await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
+        elif outcome is not None:
+            await asyncio.to_thread(failpoint, CONSUMER_BEFORE_DELETE, **attempt.context(outcome=outcome))
+            await self._delete(receipt)
+
+    async def _run(self, attempt: Attempt, receipt: str, *, may_retry: bool) -> str | None:
+        """The attempt's outcome, or None when it ran past the cap and was released."""
+        heartbeat = asyncio.create_task(self._keep_alive(attempt, receipt))
+        work_fn = functools.partial(jobrun.run_attempt, attempt, may_retry=may_retry)
+        try:
+            if mutant("blocking-call-on-loop"):
+                work = _already_done(work_fn)  # the wrong shape: the loop runs the job itself
+            else:
+                work = asyncio.get_running_loop().run_in_executor(self.executor, work_fn)
+            return await asyncio.wait_for(work, timeout=self._cap())
+        except TimeoutError:
+            await self._abandon(attempt, receipt)
+            return None
+        finally:
+            heartbeat.cancel()
+
+    def _cap(self) -> float | None:
+        if mutant("heartbeat-forever"):
+            return None  # the wrong shape: the heartbeat hides a hung attempt for ever
+        return budgets.scaled("sqs_attempt_cap")
+
+    async def _abandon(self, attempt: Attempt, receipt: str) -> None:
+        """The attempt ran past the cap: fence it out and let the queue offer the job again."""
+        attempt.cancel.set()
+        reason = (f"timeout: attempt {attempt.token} ran past its {self._cap():g}s cap; "
+                  f"released for another attempt")
+        with contextlib.suppress(AttemptAbandoned):  # somebody else already took it over
+            await asyncio.to_thread(jobstore.requeue, attempt, reason)
+        log.warning("job %s: %s", attempt.job_id, reason)
+        await self._release(receipt, 0)
+
+    async def _keep_alive(self, attempt: Attempt, receipt: str) -> None:
+        """Extend the message's visibility and the job's heartbeat while the attempt runs."""
+        window = sqs_queues.visibility_seconds()
+        while True:
+            await asyncio.sleep(window / 3)
+            try:
+                await asyncio.to_thread(failpoint, CONSUMER_HEARTBEAT, **attempt.context())
+                await asyncio.to_thread(sqs_queues.client().change_message_visibility,
+                                        QueueUrl=self.url, ReceiptHandle=receipt, VisibilityTimeout=window)
+                if not await asyncio.to_thread(attempt.beat):
+                    log.warning("job %s: attempt %s was declared dead", attempt.job_id, attempt.token)
+                    return
+            except Exception as exc:  # noqa: BLE001 - one missed beat is survivable
+                log.warning("job %s: heartbeat failed: %s", attempt.job_id, exc)
+
+    async def _release(self, receipt: str, seconds: int) -> None:
+        await self._call(sqs_queues.client().change_message_visibility,
+                         QueueUrl=self.url, ReceiptHandle=receipt, VisibilityTimeout=seconds)
+
+    async def _delete(self, receipt: str) -> None:
+        await self._call(sqs_queues.client().delete_message, QueueUrl=self.url, ReceiptHandle=receipt)
+
+    async def _call(self, fn: Callable[..., Any], **kwargs: Any) -> None:
+        try:
+            await asyncio.to_thread(fn, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the message comes back on its own
+            log.warning("%s failed: %s", getattr(fn, "__name__", fn), exc)
+
+
+async def _slot_or_stop(slots: asyncio.Semaphore, stop: asyncio.Event) -> bool:
+    """Wait for a free slot (True, slot taken) or for ``stop`` (False)."""
+    if stop.is_set():
+        return False
+    acquiring = asyncio.ensure_future(slots.acquire())
+    stopping = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({acquiring, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if acquiring.done() and not stop.is_set():
+        return True
+    if acquiring.done():
+        slots.release()
+    else:
+        acquiring.cancel()
+    return False
+
+
+def _already_done(fn: Callable[[], str]) -> asyncio.Future[str]:
+    future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    future.set_result(fn())
+    return future
+
+
+async def _serve(config: settings.Settings) -> None:
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    consumer = Consumer(config)
+    await consumer.start()
+    try:
+        await consumer.run(stop)
+    finally:
+        await consumer.close()
+
+
+def main() -> None:
+    """Consume until SIGTERM / SIGINT."""
+    logs.setup("consumer")
+    code = 0
+    try:
+        asyncio.run(_serve(settings.for_process()))
+    except Exception:
+        log.exception("consumer stopped")
+        code = 1
+    logging.shutdown()
+    # Threads still running abandoned attempts cannot be joined or killed; they are
+    # fenced out, so leaving them behind is safe, and waiting for them is not.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

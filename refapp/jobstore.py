@@ -1,0 +1,192 @@
+"""The job row's life: created with its outbox message, claimed, re-queued, finished.
+
+Functions that own their transaction publish the status event after it
+commits. Every write by a running attempt is fenced (``Attempt.owns``).
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.engine import Connection
+
+from refapp import budgets, events, settings
+from refapp.attempt import (
+    FAILED,
+    NEEDS_HUMAN,
+    QUEUED,
+    RUNNING,
+    TERMINAL,
+    Attempt,
+    AttemptAbandoned,
+)
+from refapp.db import NOW, engine, items, jobs, outbox
+from refapp.failpoints import TASK_AFTER_STATUS_EVENT, TASK_BEFORE_FINAL_WRITE, failpoint
+from refapp.mutants import mutant
+
+log = logging.getLogger(__name__)
+
+
+def older_than(column: sa.ColumnElement[Any], seconds: float) -> sa.ColumnElement[bool]:
+    """SQL: ``column`` lies more than ``seconds`` in the past."""
+    return column < NOW - sa.func.make_interval(0, 0, 0, 0, 0, 0, seconds)
+
+
+def insert_job(conn: Connection, *, job_id: str, project: str, file: str, user: str, kind: str,
+               route: str, payloads: Sequence[str]) -> bool:
+    """Create the job and its items; False when a job with this id already exists."""
+    created = conn.execute(
+        pg_insert(jobs)
+        .values(id=job_id, project=project, file=file, submitted_by=user, kind=kind, route=route,
+                items_total=len(payloads))
+        .on_conflict_do_nothing(index_elements=[jobs.c.id])
+        .returning(jobs.c.id)
+    ).first()
+    if created is None:
+        return False
+    conn.execute(sa.insert(items), [{"job_id": job_id, "idx": i, "payload": p} for i, p in enumerate(payloads)])
+    return True
+
+
+def add_outbox(conn: Connection, job_id: str, destination: str, dispatch: int) -> None:
+    """Queue a message for the relay, inside the caller's transaction."""
+    conn.execute(sa.insert(outbox).values(
+        job_id=job_id, destination=destination, payload={"job_id": job_id, "dispatch": dispatch}))
+
+
+def get_job(conn: Connection, job_id: str) -> sa.RowMapping | None:
+    """The job row, or None."""
+    return conn.execute(sa.select(jobs).where(jobs.c.id == job_id)).mappings().first()
+
+
+def claim(job_id: str, route: str) -> tuple[Attempt | None, str]:
+    """Start a new attempt at ``job_id``: (attempt, "claimed") or (None, why not).
+
+    A job may be taken when it is queued, or running with a stale heartbeat
+    (its attempt died). A job already finished, or running under a live
+    attempt, is left alone: this delivery is a duplicate. A job that has
+    used up its attempts goes to ``needs_human``.
+    """
+    config = settings.get()
+    stale = older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale"))
+    takeable = sa.or_(jobs.c.state == QUEUED, sa.and_(jobs.c.state == RUNNING, stale))
+    if mutant("consumer-not-idempotent"):
+        takeable = sa.true()  # the wrong shape: nobody asks whether the job is done or in hand
+    with engine().begin() as conn:
+        row = conn.execute(
+            sa.update(jobs)
+            .where(jobs.c.id == job_id, takeable, jobs.c.attempt < config.max_attempts)
+            .values(state=RUNNING, attempt=jobs.c.attempt + 1, heartbeat_at=NOW, updated_at=NOW,
+                    started_at=sa.func.coalesce(jobs.c.started_at, NOW))
+            .returning(jobs.c.attempt, jobs.c.reason)
+        ).first()
+        if row is None:
+            why, event = _why_not_claimed(conn, job_id, stale)
+    if row is None:
+        if event:
+            events.publish(event)
+        return None, why
+    events.publish(events.job_event(job_id, RUNNING, row.reason, row.attempt))
+    return Attempt(job_id=job_id, token=row.attempt, route=route), "claimed"
+
+
+def _why_not_claimed(conn: Connection, job_id: str,
+                     stale: sa.ColumnElement[bool]) -> tuple[str, dict[str, Any] | None]:
+    job = conn.execute(
+        sa.select(jobs, stale.label("stale")).where(jobs.c.id == job_id)).mappings().first()
+    if job is None:
+        return "unknown job", None
+    if job["state"] in TERMINAL and not mutant("consumer-not-idempotent"):
+        return f"already {job['state']}", None
+    if job["state"] == RUNNING and not job["stale"]:
+        return f"attempt {job['attempt']} is running it", None
+    if job["attempt"] < settings.get().max_attempts:
+        return f"changed under us (state {job['state']})", None
+    reason = (f"needs a person: {job['attempt']} attempts started and none finished "
+              f"(last: {job['reason'] or 'no reason recorded'})")
+    moved = conn.execute(
+        sa.update(jobs)
+        .where(jobs.c.id == job_id, jobs.c.attempt == job["attempt"], jobs.c.state == job["state"])
+        .values(state=NEEDS_HUMAN, reason=reason, finished_at=NOW, updated_at=NOW)
+    ).rowcount
+    if not moved:
+        return f"changed under us (state {job['state']})", None
+    return "out of attempts", events.job_event(job_id, NEEDS_HUMAN, reason, job["attempt"])
+
+
+def requeue(attempt: Attempt, reason: str) -> None:
+    """Give the job back to the queue (its message will come again); the attempt ends."""
+    with engine().begin() as conn:
+        moved = conn.execute(
+            sa.update(jobs).where(attempt.owns()).values(state=QUEUED, reason=reason, updated_at=NOW)
+        ).rowcount
+    if not moved:
+        raise AttemptAbandoned(f"attempt {attempt.token} of job {attempt.job_id} no longer owns it")
+    attempt.cancel.set()
+    events.publish(events.job_event(attempt.job_id, QUEUED, reason, attempt.token))
+
+
+def finish(attempt: Attempt, state: str, reason: str | None) -> None:
+    """Write the job's terminal state, then tell the world (in that order)."""
+    event = events.job_event(attempt.job_id, state, reason, attempt.token)
+    if mutant("event-before-commit"):
+        events.publish(event)  # the wrong order: the screen may say done for a write that fails
+        failpoint(TASK_AFTER_STATUS_EVENT, **attempt.context(state=state))
+    failpoint(TASK_BEFORE_FINAL_WRITE, **attempt.context(state=state))
+    with engine().begin() as conn:
+        moved = conn.execute(
+            sa.update(jobs).where(attempt.owns())
+            .values(state=state, reason=reason, finished_at=NOW, updated_at=NOW, **_item_counts())
+        ).rowcount
+    if not moved:
+        raise AttemptAbandoned(f"attempt {attempt.token} of job {attempt.job_id} no longer owns it")
+    if not mutant("event-before-commit"):
+        events.publish(event)
+        failpoint(TASK_AFTER_STATUS_EVENT, **attempt.context(state=state))
+
+
+def _item_counts() -> dict[str, Any]:
+    def count(state: str) -> sa.ScalarSelect[int]:
+        return (sa.select(sa.func.count()).select_from(items)
+                .where(items.c.job_id == jobs.c.id, items.c.state == state).scalar_subquery())
+    return {"items_done": count("done"), "items_failed": count("failed")}
+
+
+def record_item(attempt: Attempt, idx: int, *, ok: bool, result: str | None, reason: str | None,
+                retryable: bool) -> None:
+    """Save one item's outcome and the job's progress counters (fenced)."""
+    with engine().begin() as conn:
+        attempt.fence(conn)
+        conn.execute(
+            sa.update(items).where(items.c.job_id == attempt.job_id, items.c.idx == idx)
+            .values(state="done" if ok else "failed", result=result, reason=reason,
+                    retryable=retryable, attempt=attempt.token, updated_at=NOW))
+        conn.execute(sa.update(jobs).where(jobs.c.id == attempt.job_id).values(**_item_counts()))
+
+
+def give_up(job_id: str, attempts: int) -> bool:
+    """Fail a job whose queue delivered it more often than the code allows; False if not ours to fail.
+
+    A job finished, or running under a live attempt, is left alone. The
+    reason keeps the label (``timeout`` / ``error``) of the last failure.
+    """
+    fresh_run = sa.and_(jobs.c.state == RUNNING,
+                        sa.not_(older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale"))))
+    with engine().begin() as conn:
+        job = get_job(conn, job_id)
+        if job is None or job["state"] in TERMINAL:
+            return False
+        last = job["reason"] or "no reason recorded"
+        label = "timeout" if last.startswith("timeout") else "error"
+        reason = f"{label}: gave up after {attempts} attempts (last: {last})"
+        moved = conn.execute(
+            sa.update(jobs).where(jobs.c.id == job_id, jobs.c.state.not_in(TERMINAL), sa.not_(fresh_run))
+            .values(state=FAILED, reason=reason, finished_at=NOW, updated_at=NOW)
+        ).rowcount
+    if moved:
+        events.publish(events.job_event(job_id, FAILED, reason, job["attempt"]))
+    return bool(moved)
+

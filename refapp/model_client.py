@@ -1,0 +1,89 @@
+"""The paid model API: one call, one deadline, and a timeout that says it is a timeout.
+
+Every call carries the deadline from the budget table, or the one set in
+``REFAPP_MODEL_DEADLINE_S`` (real seconds, time-scaled like every budget),
+a stable ``Idempotency-Key`` chosen by the caller, and the job, step and
+attempt it belongs to, so the provider's ledger can be read against ours.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+import httpx
+
+from refapp import budgets, settings
+from refapp.mutants import mutant
+
+log = logging.getLogger(__name__)
+
+ROUTE = "/v1/generate"
+
+
+class ModelError(Exception):
+    """The provider did not give us an answer (it failed, or could not be reached)."""
+
+
+class ModelTimeout(ModelError):
+    """The provider did not answer within the per-call deadline."""
+
+
+@dataclass(frozen=True)
+class ModelAnswer:
+    """What the provider answered."""
+
+    output: str
+    call_id: str | None
+    replayed: bool
+
+
+def model_deadline() -> float:
+    """Seconds one model call may take: the configured setting, else the budget table's."""
+    configured = settings.get().model_deadline_s
+    if configured is None or mutant("dead-config-deadline"):
+        return budgets.scaled("model_call")  # the wrong shape (mutant): the setting is never read
+    return configured * settings.get().time_scale
+
+
+_clients: dict[int, httpx.Client] = {}
+
+
+def _client() -> httpx.Client:
+    client = _clients.get(os.getpid())
+    if client is None:
+        client = httpx.Client(base_url=settings.get().paidapi_url)
+        _clients[os.getpid()] = client
+    return client
+
+
+def generate(prompt: str, *, key: str, job_id: str, step: str, attempt: int) -> ModelAnswer:
+    """Ask the model; ModelTimeout past the deadline, ModelError for any other failure."""
+    deadline = model_deadline()
+    # connect, write, read and pool all bounded; the answer is one small JSON body
+    timeout = None if mutant("no-deadline") else httpx.Timeout(deadline)
+    headers = {"Idempotency-Key": key, "X-Job-Id": job_id, "X-Step": step, "X-Attempt": str(attempt)}
+    try:
+        response = _client().post(ROUTE, json={"prompt": prompt}, headers=headers, timeout=timeout)
+    except httpx.TimeoutException as exc:
+        if mutant("timeout-unlabelled"):
+            raise ModelError(f"provider call failed: {exc!r}") from exc  # the wrong shape
+        raise ModelTimeout(f"model call exceeded {deadline:g}s") from exc
+    except httpx.HTTPError as exc:
+        raise ModelError(f"provider unreachable: {exc!r}") from exc
+    if response.status_code != 200:
+        raise ModelError(f"provider returned {response.status_code}: {_error_text(response)}")
+    body = response.json()
+    return ModelAnswer(output=str(body["output"]), call_id=_str_or_none(body.get("call_id")),
+                       replayed=bool(body.get("replayed")))
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("error", ""))[:200]
+    except ValueError:
+        return response.text[:200]
+
+
+def _str_or_none(value: object) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,117 @@
+"""``python -m refapp.relay``: send what the outbox holds, then mark it sent.
+
+One row per transaction: lock the oldest unsent row (``FOR UPDATE SKIP
+LOCKED``, so two relays share the work), send it, mark it sent, commit. A
+crash between send and mark sends the row again on the next pass; every
+consumer tolerates that. A broker outage is retried with backoff and loses
+nothing: an unsent row stays in the table until a send succeeds.
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from refapp import budgets, dispatch, logs, settings
+from refapp.db import NOW, engine, outbox
+from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK, failpoint
+from refapp.mutants import mutant
+
+log = logging.getLogger("refapp.relay")
+
+BATCH = 100  # rows per pass before looking at the stop flag again
+MAX_BACKOFF = 30.0  # real seconds between passes while the broker or the DB is down
+
+
+def _transient() -> tuple[type[BaseException], ...]:
+    import botocore.exceptions
+    import kombu.exceptions
+    import redis.exceptions
+
+    return (kombu.exceptions.OperationalError, redis.exceptions.ConnectionError,
+            redis.exceptions.TimeoutError, botocore.exceptions.BotoCoreError, OSError)
+
+
+def _send(destination: str, payload: dict) -> None:
+    scale = settings.get().time_scale
+    sender = retry(retry=retry_if_exception_type(_transient()), stop=stop_after_attempt(4),
+                   wait=wait_exponential(multiplier=0.5 * scale, max=5 * scale), reraise=True)
+    sender(dispatch.send)(destination, payload)
+
+
+def relay_one(conn: Connection) -> bool:
+    """Send the oldest unsent row, if any, in ``conn``'s transaction (the caller commits); True if there was one."""
+    row = conn.execute(sa.select(outbox).where(outbox.c.sent_at.is_(None)).order_by(outbox.c.id)
+                       .limit(1).with_for_update(skip_locked=True)).mappings().first()
+    if row is None:
+        return False
+    where = {"job_id": row["job_id"], "outbox_id": row["id"]}
+    if mutant("outbox-mark-before-send"):
+        _mark_sent(conn, row["id"])
+        conn.commit()  # the wrong order: the row is gone before the message exists
+        failpoint(RELAY_BETWEEN_SEND_AND_MARK, **where)
+        _send(row["destination"], row["payload"])
+        return True
+    _send(row["destination"], row["payload"])
+    failpoint(RELAY_BETWEEN_SEND_AND_MARK, **where)
+    _mark_sent(conn, row["id"])
+    return True
+
+
+def _mark_sent(conn: Connection, row_id: int) -> None:
+    conn.execute(sa.update(outbox).where(outbox.c.id == row_id).values(sent_at=NOW))
+
+
+def relay_batch(limit: int = BATCH) -> int:
+    """Send up to ``limit`` rows, one transaction each; how many were sent."""
+    sent = 0
+    with engine().connect() as conn:
+        while sent < limit:
+            try:
+                found = relay_one(conn)
+                conn.commit()
+            except BaseException:
+                conn.rollback()  # the row is unlocked and still unsent
+                raise
+            if not found:
+                break
+            sent += 1
+    return sent
+
+
+def serve(stop: threading.Event) -> None:
+    """Relay until ``stop`` is set, backing off while sends fail."""
+    poll = budgets.scaled("relay_poll")
+    backoff = poll
+    while not stop.is_set():
+        try:
+            sent = relay_batch()
+        except Exception as exc:  # noqa: BLE001 - the row stays unsent; try again later
+            log.warning("relay pass failed (%s: %s); retrying in %.2fs", type(exc).__name__, exc, backoff)
+            stop.wait(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF * settings.get().time_scale + poll)
+            continue
+        backoff = poll
+        if sent == 0:
+            stop.wait(poll)
+
+
+def main() -> int:
+    """Run the relay until SIGTERM / SIGINT."""
+    logs.setup("relay")
+    settings.for_process()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("relay ready")
+    serve(stop)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""The scheduled overdue-invoice sweep, and the one helper every sweep shares.
+
+``apply_to_each`` is deliberately blunt: apply a callable to every row,
+count what worked and what did not, keep going past a bad row, log a
+warning-level summary (``processed=N failed=M``, a metric you can alert on)
+and, critically, re-raise the time limit: a bad row means keep going, a
+deadline means get out. The sweep records which rows were eligible and how
+far it got in ``sweep_runs``, also when the deadline stops it.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+from celery.exceptions import SoftTimeLimitExceeded
+
+from refapp.db import NOW, engine, invoices, sweep_runs
+from refapp.failpoints import SWEEP_ROW, failpoint
+from refapp.mutants import mutant
+
+log = logging.getLogger(__name__)
+
+TASK = "refapp.sweep_overdue"
+
+
+@dataclass
+class Tally:
+    """What a sweep did so far."""
+
+    processed: int = 0
+    failed_ids: list[int] = field(default_factory=list)
+
+    @property
+    def failed(self) -> int:
+        return len(self.failed_ids)
+
+    @property
+    def seen(self) -> int:
+        return self.processed + self.failed
+
+
+def apply_to_each(row_ids: Iterable[int], fn: Callable[[int], None], tally: Tally, *, name: str) -> Tally:
+    """Apply ``fn`` to every row: a failing row is counted and skipped; the time limit is re-raised."""
+    for row_id in row_ids:
+        try:
+            fn(row_id)
+        except Exception as exc:  # noqa: BLE001 - per-row isolation, except for the deadline
+            if isinstance(exc, SoftTimeLimitExceeded) and not mutant("sweep-swallows-deadline"):
+                raise  # a deadline is a reason to stop, not a bad row
+            if mutant("sweep-no-isolation"):
+                raise  # the wrong shape: the first bad row ends the sweep
+            log.exception("%s: row %s failed", name, row_id)
+            tally.failed_ids.append(row_id)
+        else:
+            tally.processed += 1
+    level = logging.WARNING if tally.failed else logging.INFO
+    log.log(level, "%s: processed=%d failed=%d", name, tally.processed, tally.failed)
+    return tally
+
+
+def mark_overdue(invoice_id: int) -> None:
+    """Mark one open, past-due invoice overdue (its own transaction)."""
+    with engine().begin() as conn:
+        invoice = conn.execute(sa.select(invoices).where(invoices.c.id == invoice_id)
+                               .with_for_update()).mappings().first()
+        failpoint(SWEEP_ROW, row_id=invoice_id)
+        if invoice is None or invoice["status"] != "open":
+            return  # paid or handled since the sweep listed it
+        if invoice["amount"] < 0:
+            raise ValueError(f"invoice {invoice_id} has a negative amount ({invoice['amount']}); fix the row")
+        conn.execute(sa.update(invoices).where(invoices.c.id == invoice_id)
+                     .values(status="overdue", overdue_at=NOW))
+
+
+def run_overdue_sweep() -> dict[str, object]:
+    """Sweep every open invoice past its due date; returns the run's summary."""
+    run_id, eligible = _start_run()
+    tally = Tally()
+    try:
+        apply_to_each(eligible, mark_overdue, tally, name="sweep_overdue")
+    except SoftTimeLimitExceeded:
+        _end_run(run_id, "timed_out", tally,
+                 f"timeout: timed out after {tally.seen} of {len(eligible)} invoices")
+        raise
+    except Exception as exc:
+        _end_run(run_id, "failed", tally, f"error: {type(exc).__name__}: {exc}")
+        raise
+    _end_run(run_id, "done", tally, None)
+    return {"run_id": run_id, "eligible": len(eligible), "processed": tally.processed, "failed": tally.failed}
+
+
+def _start_run() -> tuple[int, list[int]]:
+    with engine().begin() as conn:
+        eligible = list(conn.scalars(
+            sa.select(invoices.c.id)
+            .where(invoices.c.status == "open", invoices.c.due_on < sa.func.current_date())
+            .order_by(invoices.c.id)))
+        run_id = conn.scalar(sa.insert(sweep_runs).values(
+            task=TASK, eligible=len(eligible), eligible_ids=eligible).returning(sweep_runs.c.id))
+    return int(run_id), eligible
+
+
+def _end_run(run_id: int, state: str, tally: Tally, reason: str | None) -> None:
+    with engine().begin() as conn:
+        conn.execute(sa.update(sweep_runs).where(sweep_runs.c.id == run_id).values(
+            state=state, reason=reason, processed=tally.processed, failed=tally.failed,
+            failed_ids=tally.failed_ids, finished_at=NOW))

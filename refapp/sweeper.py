@@ -1,0 +1,121 @@
+"""``python -m refapp.sweeper``: find jobs nobody is working on, and re-send them or hand them to a person.
+
+The last line of defence, for the day everything else has a bug:
+
+- a running job whose heartbeat is stale: its attempt is declared dead (the
+  job goes back to ``queued``, which fences out that attempt's late writes)
+  and the job is sent again through the outbox; the next claim is a new
+  attempt with a new fencing token;
+- a queued job with no unsent outbox message that has waited far longer
+  than any backlog explains: its message was lost, send it again;
+- either, once the bound is reached (``max_attempts`` attempts, or as many
+  sends): ``needs_human``, with a reason a person can act on.
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+from refapp import budgets, events, jobstore, logs, settings
+from refapp.attempt import NEEDS_HUMAN, QUEUED, RUNNING
+from refapp.db import NOW, engine, jobs, outbox
+from refapp.failpoints import SWEEPER_BEFORE_RESEND, SWEEPER_TICK, failpoint
+from refapp.mutants import mutant
+
+log = logging.getLogger("refapp.sweeper")
+
+
+@dataclass
+class SweepReport:
+    """What one pass did, by job id."""
+
+    resent: list[str] = field(default_factory=list)
+    needs_human: list[str] = field(default_factory=list)
+
+
+def _stale_running() -> sa.ColumnElement[bool]:
+    return sa.and_(jobs.c.state == RUNNING,
+                   jobstore.older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale")))
+
+
+def _lost_queued() -> sa.ColumnElement[bool]:
+    unsent = sa.exists().where(outbox.c.job_id == jobs.c.id, outbox.c.sent_at.is_(None))
+    return sa.and_(jobs.c.state == QUEUED, sa.not_(unsent),
+                   jobstore.older_than(jobs.c.updated_at, budgets.scaled("queued_too_long")))
+
+
+def sweep_once() -> SweepReport:
+    """One pass over the job table."""
+    report = SweepReport()
+    if mutant("no-sweeper"):
+        return report  # the wrong shape: nothing looks for abandoned jobs
+    failpoint(SWEEPER_TICK)
+    with engine().connect() as conn:
+        candidates = conn.execute(sa.select(jobs.c.id).where(sa.or_(_stale_running(), _lost_queued()))
+                                  .order_by(jobs.c.updated_at)).scalars().all()
+    for job_id in candidates:
+        _handle(job_id, report)
+    return report
+
+
+def _handle(job_id: str, report: SweepReport) -> None:
+    """Re-send one abandoned job, or give it to a person; skip it if it changed meanwhile."""
+    config = settings.get()
+    with engine().begin() as conn:
+        job = conn.execute(sa.select(jobs, _stale_running().label("stale"))
+                           .where(jobs.c.id == job_id, sa.or_(_stale_running(), _lost_queued()))
+                           .with_for_update(of=jobs, skip_locked=True)).mappings().first()
+        if job is None:
+            return
+        if job["stale"]:
+            why = f"attempt {job['attempt']} stopped heartbeating"
+            exhausted = job["attempt"] >= config.max_attempts
+        else:
+            why = f"queued with no message in flight after {job['dispatches']} sends"
+            exhausted = job["dispatches"] >= config.max_attempts
+        if exhausted:
+            state, reason = NEEDS_HUMAN, f"needs a person: {why}; gave up (last: {job['reason'] or 'none'})"
+            conn.execute(sa.update(jobs).where(jobs.c.id == job_id)
+                         .values(state=state, reason=reason, finished_at=NOW, updated_at=NOW))
+            report.needs_human.append(job_id)
+        else:
+            failpoint(SWEEPER_BEFORE_RESEND, job_id=job_id, attempt=job["attempt"])
+            state, reason = QUEUED, f"{why}; sent again"
+            conn.execute(sa.update(jobs).where(jobs.c.id == job_id).values(
+                state=state, reason=reason, dispatches=jobs.c.dispatches + 1, updated_at=NOW))
+            jobstore.add_outbox(conn, job_id, job["route"], dispatch=job["dispatches"] + 1)
+            report.resent.append(job_id)
+    log.warning("job %s: %s", job_id, reason)
+    events.publish(events.job_event(job_id, state, reason, job["attempt"]))
+
+
+def serve(stop: threading.Event) -> None:
+    """Sweep every ``sweeper_interval`` until ``stop`` is set."""
+    interval = budgets.scaled("sweeper_interval")
+    while not stop.is_set():
+        try:
+            sweep_once()
+        except Exception as exc:  # noqa: BLE001 - the next pass tries again
+            log.warning("sweeper pass failed: %s: %s", type(exc).__name__, exc)
+        stop.wait(interval)
+
+
+def main() -> int:
+    """Run the sweeper until SIGTERM / SIGINT."""
+    logs.setup("sweeper")
+    settings.for_process()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("sweeper ready")
+    serve(stop)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

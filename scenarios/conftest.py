@@ -1,0 +1,14 @@
+"""Fixtures shared by the shipped scenarios: a client of the reference app."""
+from __future__ import annotations
+
+import pytest
+
+from scenarios.refapp_client import RefApp
+
+
+@pytest.fixture
+def refapp(jq):
+    """refapp's API, status events and tables, recording into this scenario's history."""
+    client = RefApp(jq)
+    yield client
+    client.close()

@@ -1,0 +1,137 @@
+"""The reference app as a scenario sees it: its HTTP API, its status events, its tables.
+
+Everything a scenario does to refapp goes through here, and everything that
+matters to a verdict is recorded in the run's history as it happens:
+submissions (invoke, then the HTTP answer: ok / fail, or info when the
+answer was lost), and every status event the API streams to users.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import httpx
+import psycopg
+
+from harness import wait_until
+
+TERMINAL = ("done", "failed", "needs_human")
+
+
+class RefApp:
+    """A client of refapp bound to one scenario's run (the ``jq`` fixture)."""
+
+    def __init__(self, jq: Any):
+        self.jq = jq
+        self.url = jq.values["api_url"]
+        self.http = httpx.Client(base_url=self.url, timeout=10.0)
+        self._events: EventStream | None = None
+
+    # -- the API ---------------------------------------------------------------------
+    def submit(self, documents: list[str] | None = None, *, project: str = "acme", file: str = "upload.pdf",
+               user: str = "ana", route: str | None = None, expect: int | None = 202, **extra: Any) -> str | None:
+        """POST /jobs as a user's browser would; return the job id of a 2xx answer."""
+        body: dict[str, Any] = {"project": project, "file": file, "user": user, **extra}
+        if documents is not None:
+            body["documents"] = documents
+        if route:
+            body["route"] = route
+        history = self.jq.history
+        history.record("submit", "invoke", "submit", data={"project": project, "file": file})
+        try:
+            answer = self.http.post("/jobs", json=body)
+        except httpx.HTTPError as exc:
+            history.record("submit", "info", "submit", data={"error": repr(exc)})
+            raise
+        job_id = answer.json().get("job_id") if answer.is_success else None
+        kind = "ok" if answer.is_success else "fail"
+        history.record("submit", kind, "submit", job_id=job_id, data={"status": answer.status_code,
+                                                                       "job_id": job_id})
+        if expect is not None:
+            assert answer.status_code == expect, f"POST /jobs answered {answer.status_code}: {answer.text}"
+        return job_id
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        """GET /jobs/{id}: what the user's screen shows after a refresh."""
+        answer = self.http.get(f"/jobs/{job_id}")
+        answer.raise_for_status()
+        return answer.json()
+
+    def wait_for(self, job_id: str, *states: str, timeout: float = 20.0) -> dict[str, Any]:
+        """Poll the job until it is in one of ``states`` (default: any terminal state)."""
+        wanted = states or TERMINAL
+        return wait_until(lambda: (j := self.job(job_id))["state"] in wanted and j,
+                          timeout=timeout, what=f"job {job_id} in {wanted}")
+
+    def run_sweep(self) -> dict[str, Any]:
+        """POST /sweeps/overdue: run the overdue-invoice sweep now."""
+        answer = self.http.post("/sweeps/overdue")
+        answer.raise_for_status()
+        return answer.json()
+
+    # -- the database (read-only, direct, never through the fault proxy) ---------------
+    def query(self, sql: str, *params: Any) -> list[tuple]:
+        with psycopg.connect(self.jq.database_dsn, autocommit=True, connect_timeout=5) as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def execute(self, sql: str, *params: Any) -> None:
+        with psycopg.connect(self.jq.database_dsn, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(sql, params)
+
+    # -- status events -------------------------------------------------------------------
+    def listen(self) -> "EventStream":
+        """Subscribe to GET /events (every job's status events) for the rest of the scenario."""
+        if self._events is None:
+            self._events = EventStream(self.url, self.jq.history)
+            self._events.start()
+        return self._events
+
+    def close(self) -> None:
+        if self._events is not None:
+            self._events.stop()
+        self.http.close()
+
+
+class EventStream:
+    """Server-sent events read in a thread and recorded as ``event ok status`` history events."""
+
+    def __init__(self, url: str, history: Any):
+        self.url = url
+        self.history = history
+        self.received: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        self._connected = threading.Event()
+        self._client = httpx.Client(base_url=url, timeout=httpx.Timeout(5.0, read=None))
+        self._thread = threading.Thread(target=self._read, name="refapp-events", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+        if not self._connected.wait(10):
+            raise RuntimeError(f"could not subscribe to {self.url}/events")
+
+    def _read(self) -> None:
+        try:
+            with self._client.stream("GET", "/events") as response:
+                self._connected.set()
+                for line in response.iter_lines():
+                    if self._stop.is_set():
+                        return
+                    if line.startswith("data: "):
+                        self._record(json.loads(line[len("data: "):]))
+        except httpx.HTTPError:
+            if not self._stop.is_set():
+                self.history.record("event", "info", "stream", data={"lost": True})
+
+    def _record(self, event: dict[str, Any]) -> None:
+        self.received.append(event)
+        self.history.record("event", "ok", "status", job_id=event.get("job_id"), attempt=event.get("attempt"),
+                            data={"state": event.get("state"), "reason": event.get("reason")})
+
+    def states(self, job_id: str) -> list[str]:
+        return [e["state"] for e in self.received if e.get("job_id") == job_id]
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._client.close()  # ends the blocking read
+        self._thread.join(5)

@@ -1,0 +1,41 @@
+"""The SQS path: heartbeat-extended visibility, retries by redelivery, and a queue limit one above the code's."""
+from __future__ import annotations
+
+from refapp import settings, sqs_queues, submit
+from tests.refapp.conftest import Stack
+
+
+def test_the_queue_dead_letters_one_delivery_after_the_code_gives_up(stack: Stack) -> None:
+    assert sqs_queues.redrive_limit(sqs_queues.queue_url()) == settings.get().max_attempts + 1
+
+
+def test_a_job_on_the_sqs_path_runs_to_done(stack: Stack) -> None:
+    response = stack.submit(project="p-sqs", file="a.pdf", route="sqs", documents=["invoice 1", "letter 2"])
+    job = stack.wait_terminal(response.json()["job_id"])
+
+    assert (job["state"], job["route"], job["attempt"]) == ("done", "sqs", 1)
+
+
+def test_the_heartbeat_keeps_a_long_attempts_message_hidden(stack: Stack) -> None:
+    job_id = submit.job_id_for("p-sqs", "long.pdf")
+    # 8 calls of 0.2 s: the attempt lasts longer than the 1 s visibility window it started with
+    stack.paid_mode(mode="slow", job_id=job_id, seconds=40)
+
+    stack.submit(project="p-sqs", file="long.pdf", route="sqs", documents=[f"page {n}" for n in range(8)])
+    job = stack.wait_terminal(job_id)
+
+    assert (job["state"], job["attempt"]) == ("done", 1)
+    assert f"job {job_id}: nothing to do" not in stack.procs["consumer"].log_text()
+
+
+def test_a_job_that_always_fails_is_failed_by_the_code_not_lost_to_the_dead_letter_queue(stack: Stack) -> None:
+    job_id = submit.job_id_for("p-sqs", "doomed.pdf")
+    stack.paid_mode(mode="fail", job_id=job_id, status=500)
+
+    stack.submit(project="p-sqs", file="doomed.pdf", route="sqs", documents=["one"])
+    job = stack.wait_terminal(job_id, timeout=30)
+
+    attempts = settings.get().max_attempts
+    assert job["state"] == "failed"
+    assert job["reason"].startswith(f"error: gave up after {attempts} attempts (last: error: provider returned 500")
+    assert [c["attempt"] for c in stack.ledger(job_id=job_id)] == list(range(1, attempts + 1))
