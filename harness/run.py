@@ -14,6 +14,7 @@ from harness.evidence import JobTable
 from harness.faults import Faults
 from harness.history import History, Recorder
 from harness.history.converters import events_from_ledger, events_from_triggers
+from harness.history.derive import attempt_deaths
 from harness.stack.stack import Stack
 
 # paid calls that will still finish (and may still bill): settling waits for them
@@ -86,7 +87,9 @@ class Run:
         """Merge every source of evidence into the history; take the final DB snapshot."""
         self.history.extend(events_from_ledger(self.paidapi.ledger()))
         self.history.extend(events_from_triggers(self.failpoints.triggers()))
-        self.history.extend(self.jobs.state_events(self.database_dsn))
+        states = self.jobs.state_events(self.database_dsn)
+        self.history.extend(states)
+        self.history.extend(attempt_deaths(states, self.jobs.terminal_states))
         snapshot = self.jobs.snapshot(self.database_dsn)
         snapshot.save(self.artifacts / "snapshot.json")
         return self.history.events(), snapshot

@@ -27,6 +27,7 @@ from refapp.events import TERMINAL
 log = logging.getLogger("refapp.api")
 
 HUB = web.AppKey("hub", EventHub)
+STREAMS = web.AppKey("streams", set)  # handler tasks of open event streams
 CONFIG = web.AppKey("config", settings.Settings)
 KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream, so proxies keep it open
 
@@ -36,7 +37,9 @@ def make_app(config: settings.Settings) -> web.Application:
     app = web.Application(client_max_size=config.max_upload_bytes)
     app[CONFIG] = config
     app[HUB] = EventHub(config.events_url)
+    app[STREAMS] = set()
     app.on_startup.append(lambda a: a[HUB].start())
+    app.on_shutdown.append(_close_streams)
     app.on_cleanup.append(lambda a: a[HUB].stop())
     app.add_routes([
         web.post("/jobs", post_job),
@@ -48,6 +51,12 @@ def make_app(config: settings.Settings) -> web.Application:
         web.get("/health", health),
     ])
     return app
+
+
+async def _close_streams(app: web.Application) -> None:
+    """An event stream never ends by itself: end each one, or shutdown waits for them all."""
+    for task in list(app[STREAMS]):
+        task.cancel()
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -109,6 +118,7 @@ async def all_events(request: web.Request) -> web.StreamResponse:
 async def _stream(request: web.Request, job_id: str | None) -> web.StreamResponse:
     hub = request.app[HUB]
     queue = hub.subscribe()  # before the snapshot, so no change falls between the two
+    request.app[STREAMS].add(asyncio.current_task())
     try:
         snapshot = await asyncio.to_thread(jobstatus.describe, job_id) if job_id else None
         if job_id and snapshot is None:
@@ -124,6 +134,7 @@ async def _stream(request: web.Request, job_id: str | None) -> web.StreamRespons
         await _forward(response, queue, job_id)
         return response
     finally:
+        request.app[STREAMS].discard(asyncio.current_task())
         hub.unsubscribe(queue)
 
 

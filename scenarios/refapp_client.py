@@ -8,6 +8,7 @@ answer was lost), and every status event the API streams to users.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from typing import Any
 
@@ -94,34 +95,44 @@ class RefApp:
 
 
 class EventStream:
-    """Server-sent events read in a thread and recorded as ``event ok status`` history events."""
+    """Server-sent events read in a thread and recorded as ``event ok status`` history events.
+
+    A plain socket speaking HTTP/1.0 (so the body is not chunked): ``stop()``
+    shuts the socket down, which ends the blocking read at once and lets the
+    API shut down without waiting for a client that will never leave.
+    """
 
     def __init__(self, url: str, history: Any):
         self.url = url
         self.history = history
         self.received: list[dict[str, Any]] = []
-        self._stop = threading.Event()
-        self._connected = threading.Event()
-        self._client = httpx.Client(base_url=url, timeout=httpx.Timeout(5.0, read=None))
+        self._stopping = False
+        host, port = url.split("://", 1)[1].split(":")
+        self._sock = socket.create_connection((host, int(port)), timeout=10)
         self._thread = threading.Thread(target=self._read, name="refapp-events", daemon=True)
 
     def start(self) -> None:
+        self._sock.sendall(b"GET /events HTTP/1.0\r\nAccept: text/event-stream\r\n\r\n")
+        reader = self._sock.makefile("rb")
+        status = reader.readline()
+        if b" 200 " not in status:
+            raise RuntimeError(f"{self.url}/events answered {status!r}")
+        while reader.readline().strip():  # headers
+            pass
+        self._reader = reader
+        self._sock.settimeout(None)
         self._thread.start()
-        if not self._connected.wait(10):
-            raise RuntimeError(f"could not subscribe to {self.url}/events")
 
     def _read(self) -> None:
         try:
-            with self._client.stream("GET", "/events") as response:
-                self._connected.set()
-                for line in response.iter_lines():
-                    if self._stop.is_set():
-                        return
-                    if line.startswith("data: "):
-                        self._record(json.loads(line[len("data: "):]))
-        except httpx.HTTPError:
-            if not self._stop.is_set():
-                self.history.record("event", "info", "stream", data={"lost": True})
+            for raw in self._reader:
+                line = raw.decode().rstrip("\r\n")
+                if line.startswith("data: "):
+                    self._record(json.loads(line[len("data: "):]))
+        except (OSError, ValueError):
+            pass
+        if not self._stopping:
+            self.history.record("event", "info", "stream", data={"lost": True})
 
     def _record(self, event: dict[str, Any]) -> None:
         self.received.append(event)
@@ -132,6 +143,10 @@ class EventStream:
         return [e["state"] for e in self.received if e.get("job_id") == job_id]
 
     def stop(self) -> None:
-        self._stop.set()
-        self._client.close()  # ends the blocking read
+        self._stopping = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self._thread.join(5)
+        self._sock.close()

@@ -262,3 +262,12 @@ def start_all(services: Sequence[ProcessService], timeout: float | None = None) 
         if len(errors) == 1:
             raise errors[0]
         raise ExceptionGroup(f"{len(errors)} services failed to start", errors)  # type: ignore[arg-type]
+
+
+def stop_all(services: Sequence[ProcessService]) -> None:
+    """Stop every service, each in its own thread (a graceful stop is mostly waiting)."""
+    threads = [threading.Thread(target=svc.stop, name=f"stop-{svc.name}") for svc in services]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()

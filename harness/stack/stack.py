@@ -15,7 +15,7 @@ from harness.errors import ConfigError
 from harness.evidence import JobTable
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
-from harness.stack.process import ProcessService, start_all
+from harness.stack.process import ProcessService, start_all, stop_all
 from harness.stack.readiness import ReadyCheck
 from harness.stack.sqs import QueueSpec
 from harness.stack.worker import WorkerPool
@@ -152,9 +152,9 @@ class Stack:
         self.workers.replace_dead()
 
     def stop(self) -> None:
-        self.workers.stop()
-        for service in [*reversed(list(self.processes.values())), *reversed(self.infrastructure)]:
-            service.stop()
+        """App processes and workers first (they use the infrastructure), each wave in parallel."""
+        stop_all([*self.workers.workers, *self.processes.values()])
+        stop_all(self.infrastructure)
         self.backend.close()
 
     def __enter__(self) -> "Stack":
