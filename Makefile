@@ -15,6 +15,10 @@ demo: setup
 test: setup
 	$(PYTEST) -p no:cacheprovider $(PYTEST_ARGS)
 
+# the scenario suite against refapp with no mutant, then with each mutant: all must be caught
+mutants: setup
+	$(VENV)/bin/jobquake mutants
+
 benchmarks: setup
 	$(VENV)/bin/python benchmarks/boot.py
 	$(VENV)/bin/python benchmarks/proxy.py
