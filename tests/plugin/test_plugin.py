@@ -59,7 +59,7 @@ def test_bad_config_is_a_clear_usage_error(pytester: pytest.Pytester):
 
 
 def test_scenarios_pass_fail_and_leave_evidence(project: pytest.Pytester):
-    result = project.runpytest_subprocess("--jobquake-seed=7", "-p", "no:cacheprovider")
+    result = project.runpytest_subprocess("--jobquake-seed=7", "-p", "no:cacheprovider", "--junitxml=junit.xml")
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
     # the failure names the invariant, the stuck job, the artifacts and the replay line
@@ -81,3 +81,9 @@ def test_scenarios_pass_fail_and_leave_evidence(project: pytest.Pytester):
     assert verdict["valid"] is True
     stuck = json.loads((next(artifacts.glob("*test_job_left_processing*")) / "verdict.json").read_text())
     assert stuck["valid"] is False
+    # CI dashboards see each invariant as a JUnit property of its test
+    junit = (project.path / "junit.xml").read_text()
+    assert 'name="jobquake.every_job_terminal" value="invalid"' in junit
+    assert 'name="jobquake.seed" value="7"' in junit
+    run = json.loads((artifacts / "run.json").read_text())
+    assert run["summary"] == {"tests": 2, "valid": 1, "invalid": 1, "unknown": 0}
