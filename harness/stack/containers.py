@@ -118,23 +118,8 @@ class ContainerService(ProcessService):
             args["ports"] = {f"{self.port}/tcp": (HOST, self.port)}
         return args
 
-    def wait_ready(self, timeout: float | None = None) -> None:
-        timeout = self.start_timeout if timeout is None else timeout
-
-        def ready() -> bool:
-            if not self.is_running():
-                raise _Exited()
-            return self.probe()
-
-        try:
-            wait_until(ready, timeout=timeout, what=f"{self.name} readiness", abort_on=(_Exited,))
-        except Exception as exc:
-            exited = isinstance(exc, _Exited)
-            reason = (f"exited at once with code {self._exit_code()}" if exited
-                      else f"did not become ready within {timeout:.1f}s")
-            error = self.error(reason)
-            self.remove()  # nothing of a failed start stays behind, kept data included
-            raise error from (None if exited else exc.__cause__)
+    def discard_failed_start(self) -> None:
+        self.remove()  # nothing of a failed start stays behind, kept data included
 
     def _state(self) -> dict[str, Any] | None:
         from docker.errors import NotFound
@@ -147,7 +132,7 @@ class ContainerService(ProcessService):
             return None
         return self._container.attrs["State"]
 
-    def _exit_code(self) -> int | None:
+    def exit_code(self) -> int | None:
         """The main process's exit status, once the engine has recorded it."""
         try:
             wait_until(lambda: not self._engine_running(), timeout=5, what=f"{self.name} exit recorded")
@@ -254,7 +239,3 @@ class ContainerService(ProcessService):
             where += f", container {self.container_name}"
         return cls(f"{message} ({where})", service=self.name, command=cmd,
                    address=f"{HOST}:{self.port}", log_tail=self.logs(tail=LOG_TAIL_LINES))
-
-
-class _Exited(Exception):
-    """The container ended before its service became ready."""

@@ -106,7 +106,7 @@ class ProcessService:
         timeout = self.start_timeout if timeout is None else timeout
 
         def ready() -> bool:
-            if self._proc is None or self._proc.poll() is not None:
+            if not self.is_running():
                 raise _Exited()
             return self.probe()
 
@@ -114,11 +114,19 @@ class ProcessService:
             wait_until(ready, timeout=timeout, what=f"{self.name} readiness", abort_on=(_Exited,))
         except Exception as exc:
             exited = isinstance(exc, _Exited)
-            code = self._proc.returncode if self._proc else None
-            self.stop(timeout=2.0)
-            reason = (f"exited at once with code {code}" if exited
+            reason = (f"exited at once with code {self.exit_code()}" if exited
                       else f"did not become ready within {timeout:.1f}s")
-            raise self.error(reason) from (None if exited else exc.__cause__)
+            error = self.error(reason)  # the log tail, read before the clean-up
+            self.discard_failed_start()
+            raise error from (None if exited else exc.__cause__)
+
+    def exit_code(self) -> int | None:
+        """The exit status of a process that has ended (None while it runs)."""
+        return self._proc.poll() if self._proc else None
+
+    def discard_failed_start(self) -> None:
+        """Leave nothing of a start that failed."""
+        self.stop(timeout=2.0)
 
     def stop(self, timeout: float | None = None) -> None:
         proc = self._proc
