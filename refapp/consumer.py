@@ -104,6 +104,13 @@ class Consumer:
             await self._delete(receipt)
             return
         attempt, why = await asyncio.to_thread(jobstore.claim, job_id, "sqs")
+        if attempt is None and why.startswith(jobstore.IN_HAND):
+            # Maybe this very message, redelivered because the live attempt's window lapsed
+            # before its first renewal: deleting it would take the live attempt's retry away.
+            # Hand it back for later; by then the job is finished (deleted then) or stale.
+            log.info("job %s: not now (%s)", job_id, why)
+            await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
+            return
         if attempt is None:
             log.info("job %s: nothing to do (%s)", job_id, why)
             await self._delete(receipt)

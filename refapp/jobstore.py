@@ -62,6 +62,10 @@ def get_job(conn: Connection, job_id: str) -> sa.RowMapping | None:
     return conn.execute(sa.select(jobs).where(jobs.c.id == job_id)).mappings().first()
 
 
+# why-not prefix of a delivery that found the job running under a live attempt
+IN_HAND = "in hand"
+
+
 def claim(job_id: str, route: str) -> tuple[Attempt | None, str]:
     """Start a new attempt at ``job_id``: (attempt, "claimed") or (None, why not).
 
@@ -102,7 +106,7 @@ def _why_not_claimed(conn: Connection, job_id: str,
     if job["state"] in TERMINAL and not mutant("consumer-not-idempotent"):
         return f"already {job['state']}", None
     if job["state"] == RUNNING and not job["stale"]:
-        return f"attempt {job['attempt']} is running it", None
+        return f"{IN_HAND}: attempt {job['attempt']} is running it", None
     if job["attempt"] < settings.get().max_attempts:
         return f"changed under us (state {job['state']})", None
     reason = (f"needs a person: {job['attempt']} attempts started and none finished "

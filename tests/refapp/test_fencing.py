@@ -30,7 +30,7 @@ def test_a_live_attempt_is_not_taken_over(stack: Stack) -> None:
     second, why = jobstore.claim(job_id, "celery")
 
     assert first is not None and second is None
-    assert why == "attempt 1 is running it"
+    assert why == "in hand: attempt 1 is running it"
 
 
 def test_a_dead_attempts_late_writes_are_refused(stack: Stack) -> None:
