@@ -11,13 +11,17 @@ from typing import Iterable
 from harness.checks.billing import no_double_billing
 from harness.checks.budgets import effective_budget, query_budget
 from harness.checks.dead_attempts import no_effect_from_dead_attempt
+from harness.checks.done_steps import no_paid_call_for_done_step
+from harness.checks.deadline import deadline_honoured
 from harness.checks.overlap import no_overlapping_attempts
 from harness.checks.runner import Checker, checker_name
 from harness.checks.status_events import status_events_consistent
 from harness.checks.submissions import no_lost_submission
 from harness.checks.sweep import sweep_complete
 from harness.checks.terminal import every_job_terminal
+from harness.checks.terminal_final import terminal_is_final
 from harness.checks.timeouts import timeout_labelled
+from harness.checks.uploads import no_upload_billed_twice
 
 GLOBAL_INVARIANTS: tuple[Checker, ...] = (every_job_terminal, no_double_billing, no_lost_submission)
 
@@ -26,12 +30,16 @@ ALL_CHECKERS: tuple[Checker, ...] = (
     no_double_billing,
     no_lost_submission,
     timeout_labelled,
+    deadline_honoured,
     sweep_complete,
     no_effect_from_dead_attempt,
+    no_paid_call_for_done_step,
+    no_upload_billed_twice,
     no_overlapping_attempts,
     status_events_consistent,
     effective_budget,
     query_budget,
+    terminal_is_final,
 )
 
 CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}
