@@ -60,7 +60,7 @@ def _final_reason(history: History, snapshot: Snapshot | None, job_id: str) -> s
 
 def _stopped_waiting(event: Event, call: PaidCall, terminal: tuple[str, ...]) -> bool:
     """The event shows the app had stopped waiting for ``call``: a write of its attempt, or the end."""
-    if event.t < call.t_start:
+    if event.t <= call.t_start:  # a write at the very moment the call starts belongs to before it
         return False
     if event.source == v.WRITE:
         return call.attempt is None or event.attempt is None or event.attempt == call.attempt

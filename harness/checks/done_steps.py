@@ -40,7 +40,7 @@ from harness.history.event import OK, Event
 from harness.history.history import History
 
 NAME = "no_paid_call_for_done_step"
-STEP_SAVED = "step_saved"  # event name, source ``write``: a step's result was committed
+STEP_SAVED = v.STEP_SAVED  # event name, source ``write``: a step's result was committed
 
 
 def saved_steps(history: History) -> dict[tuple[str, str], Event]:

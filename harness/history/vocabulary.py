@@ -74,6 +74,7 @@ DECLARED = "declared"
 EFFECTIVE = "effective"
 SCAN = "scan"
 SETTLE = "settle"
+STEP_SAVED = "step_saved"  # source ``write``: a step's result was committed (data: step, table, call_id)
 
 # paid-API ledger states (see harness.history.converters)
 LEDGER_DELIVERED_STATES = ("done", "replayed")

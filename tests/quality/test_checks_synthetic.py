@@ -6,7 +6,7 @@ import pytest
 from harness.checks import ALL_CHECKERS, run_checks
 from harness.history.synthetic import DEADLINE, synthetic_run
 
-OPTIONS = {"timeout_labelled": {"deadline": DEADLINE}}
+OPTIONS = {"timeout_labelled": {"deadline": DEADLINE}, "deadline_honoured": {"deadline": DEADLINE}}
 
 CAUGHT_BY = {
     "double_billing": {"no_double_billing"},
