@@ -18,9 +18,10 @@ cd "$(dirname "$0")/.."
 PREFIX=${JOBQUAKE_IMAGE_PREFIX:-jobquake}
 # the Debian mirror this machine's apt already uses (deb822 .sources files or sources.list)
 apt_mirror() {
-  { grep -h '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
-    grep -h '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '{print $2}'
-  } | grep -v -- '-security' | head -n 1
+  # either file may be missing: grep's "no such file" must not end the script (pipefail)
+  { grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources || true
+    grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list || true
+  } | awk '{print $2}' | grep -v -- '-security' | head -n 1 || true
 }
 MIRROR=${DEBIAN_MIRROR:-$(apt_mirror)}
 SUITE=${DEBIAN_SUITE:-bookworm}
