@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from harness import config as cfg
-from harness.checks import GLOBAL_INVARIANTS, Verdict, checkers_by_name, run_checks, violation_error
+from harness.checks import (GLOBAL_INVARIANTS, Verdict, checker_name, checkers_by_name, run_checks,
+                            violation_error)
 from harness.run import Run, artifacts_dir_for
 from harness.stack import reaper
 from harness.stack.stack import Stack
@@ -97,7 +98,7 @@ class JobquakeSession:
     @staticmethod
     def _checkers(opts: dict[str, Any]) -> list:
         skip = set(opts.get("skip_checks", ()))
-        chosen = [c for c in GLOBAL_INVARIANTS if _name(c) not in skip]
+        chosen = [c for c in GLOBAL_INVARIANTS if checker_name(c) not in skip]
         for extra in opts.get("checks", ()):
             chosen += checkers_by_name([extra]) if isinstance(extra, str) else [extra]
         return chosen
@@ -140,9 +141,3 @@ class JobquakeSession:
         run.save_logs()
         run.close()
         self._run = None
-
-
-def _name(checker: Any) -> str:
-    from harness.checks import checker_name
-
-    return checker_name(checker)

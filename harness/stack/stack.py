@@ -48,6 +48,7 @@ class Stack:
         self.proxy = backend.proxy("proxy", seed=config.seed, **common("proxy"), routes={
             name: (port, f"{upstreams[name].host}:{upstreams[name].port}") for name, port in self.proxy_ports.items()})
         self.failpoints = _failpoint_control(self.workdir / "failpoints")
+        self._app_ports = {name: free_port() for name in config.processes}
         self.values = self._values()
         self.env = self._env()
         self.processes = {name: self._app_process(name, spec) for name, spec in config.processes.items()}
@@ -97,7 +98,6 @@ class Stack:
             "region": "us-east-1",
             "root": str(self.config.root),
         }
-        self._app_ports = {name: free_port() for name in self.config.processes}
         values.update({f"{name}_url": f"http://{host}:{port}" for name, port in self._app_ports.items()})
         return values
 
