@@ -9,7 +9,6 @@ nothing: an unsent row stays in the table until a send succeeds.
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 import threading
 
@@ -17,9 +16,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from refapp import budgets, dispatch, logs, settings
+from refapp import budgets, dispatch, settings
 from refapp.db import NOW, engine, outbox
 from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK, failpoint
+from refapp.loop import run_until_signalled
 from refapp.mutants import mutant
 
 log = logging.getLogger("refapp.relay")
@@ -103,14 +103,7 @@ def serve(stop: threading.Event) -> None:
 
 def main() -> int:
     """Run the relay until SIGTERM / SIGINT."""
-    logs.setup("relay")
-    settings.for_process()
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    log.info("relay ready")
-    serve(stop)
-    return 0
+    return run_until_signalled("relay", serve)
 
 
 if __name__ == "__main__":

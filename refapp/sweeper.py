@@ -14,17 +14,17 @@ The last line of defence, for the day everything else has a bug:
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 import threading
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from refapp import budgets, events, jobstore, logs, settings
+from refapp import budgets, events, jobstore, settings
 from refapp.attempt import NEEDS_HUMAN, QUEUED, RUNNING
 from refapp.db import NOW, engine, jobs, outbox
 from refapp.failpoints import SWEEPER_BEFORE_RESEND, SWEEPER_TICK, failpoint
+from refapp.loop import run_until_signalled
 from refapp.mutants import mutant
 
 log = logging.getLogger("refapp.sweeper")
@@ -107,14 +107,7 @@ def serve(stop: threading.Event) -> None:
 
 def main() -> int:
     """Run the sweeper until SIGTERM / SIGINT."""
-    logs.setup("sweeper")
-    settings.for_process()
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    log.info("sweeper ready")
-    serve(stop)
-    return 0
+    return run_until_signalled("sweeper", serve)
 
 
 if __name__ == "__main__":
