@@ -49,34 +49,35 @@ TINYAPP = ROOT / "tests" / "tinyapp" / "pyproject.toml"
 RESULTS = ROOT / "benchmarks" / "results" / "boot.json"
 
 
-def _stack() -> Stack:
-    config = resolve(cli={"workers": 2}, environ={}, pyproject=TINYAPP)
-    return Stack(config, reaper.run_dir() / f"boot-{time.monotonic_ns()}")
+def time_ready_stack(config, resets: int) -> tuple[float, list[float]]:
+    """Seconds to a ready stack built from ``config``, and the cost of each of ``resets`` resets."""
+    stack = Stack(config, reaper.run_dir() / f"boot-{time.monotonic_ns()}")
+    started = time.perf_counter()
+    stack.start()
+    ready = time.perf_counter() - started
+    costs = []
+    for _ in range(resets):
+        # a test runs between two resets, and the next database is copied meanwhile:
+        # wait for that copy so the timing is what a test's set-up actually pays
+        stack.postgres._await_spare()
+        t0 = time.perf_counter()
+        stack.reset()
+        costs.append(time.perf_counter() - t0)
+    stack.stop()
+    for svc in stack.infrastructure:
+        release_port(svc.port)
+    # the process backend leaves its copied cluster in the run folder; containers keep theirs in a volume
+    shutil.rmtree(getattr(stack.postgres, "datadir", ""), ignore_errors=True)
+    return ready, costs
 
 
 def time_stack(cold: bool, resets: int) -> tuple[float, list[float]]:
-    """Seconds to a ready stack, and the cost of each of ``resets`` resets."""
+    """The embedded stack of the small test app with 2 workers; ``cold``: empty template cache."""
     cache = tempfile.mkdtemp(prefix="jobquake-cold-cache-") if cold else None
     if cache:
         os.environ["JOBQUAKE_CACHE_DIR"] = cache
     try:
-        stack = _stack()
-        started = time.perf_counter()
-        stack.start()
-        ready = time.perf_counter() - started
-        costs = []
-        for _ in range(resets):
-            # a test runs between two resets, and the next database is copied meanwhile:
-            # wait for that copy so the timing is what a test's set-up actually pays
-            stack.postgres._await_spare()
-            t0 = time.perf_counter()
-            stack.reset()
-            costs.append(time.perf_counter() - t0)
-        stack.stop()
-        for svc in stack.infrastructure:
-            release_port(svc.port)
-        shutil.rmtree(stack.postgres.datadir, ignore_errors=True)
-        return ready, costs
+        return time_ready_stack(resolve(cli={"workers": 2}, environ={}, pyproject=TINYAPP), resets)
     finally:
         os.environ.pop("JOBQUAKE_CACHE_DIR", None)
         if cache:

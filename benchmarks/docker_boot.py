@@ -5,7 +5,7 @@ Measured in one run, interleaved, median of N (default 5), images already built
 
 * ready docker stack: Redis + Postgres + SQS (moto) + proxy + paid API + 2 Celery
   workers of the small test app (tests/tinyapp), each a container;
-* per-test reset on that stack;
+* per-test reset on that stack, timed as a test pays it (the next database is copied while a test runs);
 * Redis + Postgres alone, from the same images (jobquake/redis, jobquake/postgres):
   - jobquake's docker backend, started in parallel as the stack does: until both
     answer (the same work as the others), and until Postgres also holds its
@@ -36,13 +36,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ["TESTCONTAINERS_RYUK_DISABLED"] = "true"  # read when testcontainers is imported
 
 from harness._ports import free_port, release_port  # noqa: E402
 from harness.config import resolve  # noqa: E402
 from harness.stack import reaper  # noqa: E402
 from harness.stack.docker import DockerBackend  # noqa: E402
-from harness.stack.stack import Stack  # noqa: E402
+from boot import time_ready_stack  # noqa: E402
 
 TINYAPP = ROOT / "tests" / "tinyapp" / "pyproject.toml"
 RESULTS = ROOT / "benchmarks" / "results" / "docker_boot.json"
@@ -50,21 +51,8 @@ POLL_INTERVAL = 0.01
 
 
 def time_stack(resets: int) -> tuple[float, list[float]]:
-    """Seconds to a ready docker stack, and the cost of each of ``resets`` resets."""
-    config = resolve(cli={"workers": 2, "backend": "docker"}, environ={}, pyproject=TINYAPP)
-    started = time.perf_counter()
-    stack = Stack(config, reaper.run_dir() / f"docker-boot-{time.monotonic_ns()}")
-    stack.start()
-    ready = time.perf_counter() - started
-    costs = []
-    for _ in range(resets):
-        t0 = time.perf_counter()
-        stack.reset()
-        costs.append(time.perf_counter() - t0)
-    stack.stop()
-    for svc in stack.infrastructure:
-        release_port(svc.port)
-    return ready, costs
+    """Seconds to a ready docker stack (the small test app, 2 workers), and each reset's cost."""
+    return time_ready_stack(resolve(cli={"workers": 2, "backend": "docker"}, environ={}, pyproject=TINYAPP), resets)
 
 
 def time_jobquake_pair() -> tuple[float, float]:
