@@ -5,7 +5,9 @@ Measured in one run, side by side, median of N (default 5):
 * ready stack, cold: Redis + Postgres + SQS (moto) + proxy + paid API + 2 Celery
   workers (the small test app in tests/tinyapp), with an empty template cache,
   so Postgres runs initdb;
-* ready stack, warm: the same with the template cluster cached;
+* ready stack, warm: the same with the template cluster cached; and the same
+  again with the session's cluster on disk instead of in memory
+  (``JOBQUAKE_MEMORY_DIR=``), to show what the tmpfs is worth;
 * per-test reset: fresh app database from the template, Redis flushed, SQS
   reset, proxy reset, paid-API ledger cleared, failpoints disarmed (the next
   database is copied in the background while a test runs, so each timing
@@ -13,8 +15,10 @@ Measured in one run, side by side, median of N (default 5):
 * Postgres alone: jobquake's PostgresService (warm: copy the cached cluster and
   start, until it answers; and until the template and app databases exist) against pytest-postgresql's
   process executor (initdb + pg_ctl start, as its ``postgresql_proc`` fixture
-  does), interleaved. As root both run the server as the unprivileged
-  ``postgres`` user (pytest-postgresql through a pg_ctl wrapper calling runuser);
+  does), interleaved, both with their data directory in the same place (in
+  memory, where jobquake puts it: ``reaper.memory_dir()``), so the disk does
+  not decide the comparison. As root both run the server as the unprivileged
+  ``postgres`` user (pytest-postgresql through a pg_ctl wrapper calling setpriv);
 * the proxy's added latency and throughput (``benchmarks/proxy.py``).
 
     .venv/bin/python benchmarks/boot.py [--runs 5]
@@ -71,15 +75,19 @@ def time_ready_stack(config, resets: int) -> tuple[float, list[float]]:
     return ready, costs
 
 
-def time_stack(cold: bool, resets: int) -> tuple[float, list[float]]:
-    """The embedded stack of the small test app with 2 workers; ``cold``: empty template cache."""
+def time_stack(cold: bool, resets: int, on_disk: bool = False) -> tuple[float, list[float]]:
+    """The embedded stack of the small test app with 2 workers; ``cold``: empty template cache;
+    ``on_disk``: the session's Postgres cluster on disk instead of in memory."""
     cache = tempfile.mkdtemp(prefix="jobquake-cold-cache-") if cold else None
     if cache:
         os.environ["JOBQUAKE_CACHE_DIR"] = cache
+    if on_disk:
+        os.environ[reaper.MEMORY_DIR_ENV] = ""
     try:
         return time_ready_stack(resolve(cli={"workers": 2}, environ={}, pyproject=TINYAPP), resets)
     finally:
         os.environ.pop("JOBQUAKE_CACHE_DIR", None)
+        os.environ.pop(reaper.MEMORY_DIR_ENV, None)
         if cache:
             shutil.rmtree(cache, ignore_errors=True)
 
@@ -106,13 +114,13 @@ def time_pytest_postgresql() -> float:
     from pytest_postgresql.executors.proc import PostgreSQLExecutor
 
     pg_ctl = str(find_postgres_bindir() / "pg_ctl")
-    tmp = Path(tempfile.mkdtemp(prefix="jobquake-pytest-postgresql-"))
+    tmp = Path(tempfile.mkdtemp(prefix="pytest-postgresql-", dir=reaper.memory_dir()))
     user = unprivileged_user()
     if user:  # pg_ctl refuses root and pytest-postgresql cannot switch users: wrap pg_ctl
         tmp.chmod(0o755)
         shutil.chown(tmp, user)
         wrapper = tmp / "pg_ctl"
-        wrapper.write_text(f'#!/bin/sh\nexec runuser -u {user} -- {pg_ctl} "$@"\n')
+        wrapper.write_text(f'#!/bin/sh\nexec setpriv --reuid={user} --regid={user} --init-groups -- {pg_ctl} "$@"\n')
         wrapper.chmod(0o755)
         pg_ctl = str(wrapper)
     port = free_port()
@@ -140,11 +148,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     reaper.reap()
     time_stack(cold=False, resets=0)  # fill the template cache once, outside the measurement
-    cold, warm, resets, ours_pg, ours_pg_dbs, theirs_pg = [], [], [], [], [], []
+    cold, warm, warm_disk, resets, ours_pg, ours_pg_dbs, theirs_pg = [], [], [], [], [], [], []
     for _ in range(args.runs):  # interleaved, so a noisy moment hits every column alike
         cold.append(time_stack(cold=True, resets=0)[0])
         ready, costs = time_stack(cold=False, resets=args.resets)
         warm.append(ready)
+        warm_disk.append(time_stack(cold=False, resets=0, on_disk=True)[0])
         resets.extend(costs)
         answers, with_databases = time_jobquake_postgres()
         ours_pg.append(answers)
@@ -155,9 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     proxy = measure_proxy()
     result = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "postgres_data_in": str(reaper.memory_root() or reaper.RUNS_DIR),
         "runs": args.runs,
         "stack_ready_cold_s": {"median": median(cold), "all": cold, "target": 3.0},
         "stack_ready_warm_s": {"median": median(warm), "all": warm, "target": 1.5},
+        "stack_ready_warm_cluster_on_disk_s": {"median": median(warm_disk), "all": warm_disk},
         "reset_s": {"median": median(resets), "max": max(resets), "n": len(resets), "target": 0.3},
         "postgres_jobquake_warm_s": {"median": median(ours_pg), "all": ours_pg},
         "postgres_jobquake_warm_with_databases_s": {"median": median(ours_pg_dbs), "all": ours_pg_dbs},
@@ -167,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=1))
     print_table(result)
+    reaper.remove_run_dir()
     return 0
 
 
@@ -174,12 +186,13 @@ def print_table(r: dict) -> None:
     rows = [
         ("ready stack, cold (initdb)", r["stack_ready_cold_s"]["median"], "<= 3.0 s"),
         ("ready stack, warm (template cached)", r["stack_ready_warm_s"]["median"], "<= 1.5 s"),
+        ("  ... with the cluster on disk", r["stack_ready_warm_cluster_on_disk_s"]["median"], ""),
         ("per-test reset", r["reset_s"]["median"], "<= 0.3 s"),
         ("Postgres: jobquake (warm), answers", r["postgres_jobquake_warm_s"]["median"], ""),
         ("  ... and template + app databases made", r["postgres_jobquake_warm_with_databases_s"]["median"], ""),
         ("Postgres: pytest-postgresql proc", r["postgres_pytest_postgresql_s"]["median"], ""),
     ]
-    print(f"median of {r['runs']} runs, {r['machine']['cpus']} cpus")
+    print(f"median of {r['runs']} runs, {r['machine']['cpus']} cpus; Postgres data in {r['postgres_data_in']}")
     for name, value, target in rows:
         print(f"  {name:<40} {value * 1000:8.0f} ms   {target}")
     ratio = r["postgres_pytest_postgresql_s"]["median"] / r["postgres_jobquake_warm_s"]["median"]

@@ -72,8 +72,9 @@ class PostgresService(ProcessService):
         self.max_connections = max_connections
         self.schema = schema
         # not under workdir: that may be a private folder (pytest's tmp_path is 0700) the
-        # unprivileged server user cannot enter; the run folder is ours and world-traversable
-        self.datadir = reaper.run_dir() / f"pgdata-{self.port}"
+        # unprivileged server user cannot enter; the run folder is ours and world-traversable,
+        # and in memory when it can be (see reaper.memory_dir: the cluster lives one session)
+        self.datadir = reaper.memory_dir() / f"pgdata-{self.port}"
         self.used_template_cache = False
 
     def run_as(self) -> str | None:

@@ -85,6 +85,31 @@ def test_next_run_reaps_what_a_killed_run_left(tmp_path):
     wait_until(lambda: not alive(leftover), timeout=5, what="leftover redis-server gone")
 
 
+def test_next_run_frees_the_in_memory_cluster_a_killed_run_left(tmp_path):
+    """A session's Postgres cluster lives in memory (tmpfs): after a SIGKILLed run, the next
+    run's reap() ends the server and deletes the cluster, or the memory would stay taken."""
+    script = textwrap.dedent(f"""
+        import time
+        from harness._ports import free_port
+        from harness.stack.postgres import PostgresService
+        svc = PostgresService("postgres", port=free_port(), workdir={str(tmp_path)!r})
+        svc.start()
+        print(svc.pid, svc.datadir, flush=True)
+        time.sleep(120)
+    """)
+    owner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    pid_text, datadir = owner.stdout.readline().split()
+    leftover = int(pid_text)
+    root = reaper.memory_root()
+    assert root is not None, "this machine has no roomy tmpfs at /dev/shm"
+    assert datadir.startswith(str(root)) and os.path.isdir(datadir)
+    os.kill(owner.pid, signal.SIGKILL)
+    owner.wait()
+    assert leftover in reaper.reap()
+    wait_until(lambda: not alive(leftover), timeout=5, what="leftover postgres gone")
+    assert not os.path.exists(os.path.dirname(datadir)), "the killed run's memory folder is still there"
+
+
 def test_reaper_leaves_processes_of_live_owners_alone(tmp_path):
     svc = RedisService("redis", port=free_port(), workdir=tmp_path)
     with svc:
