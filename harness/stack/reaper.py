@@ -75,8 +75,13 @@ def _roots() -> list[Path]:
 
 
 def _owner_folder(root: Path) -> Path:
+    try:
+        root.mkdir(parents=True)
+        root.chmod(0o1777)  # shared by every user's runs, like /tmp; only its creator may chmod it
+    except FileExistsError:
+        pass
     path = root / owner_id()
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(exist_ok=True)
     path.chmod(0o755)  # servers running as an unprivileged user keep data dirs inside
     return path
 
@@ -91,8 +96,6 @@ def memory_dir() -> Path:
     root = memory_root()
     if root is None:
         return run_dir()
-    root.mkdir(exist_ok=True)
-    root.chmod(0o1777)  # shared by every user's runs, like /tmp
     return _owner_folder(root)
 
 
