@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -79,15 +80,13 @@ def time_stack(cold: bool, resets: int, on_disk: bool = False) -> tuple[float, l
     """The embedded stack of the small test app with 2 workers; ``cold``: empty template cache;
     ``on_disk``: the session's Postgres cluster on disk instead of in memory."""
     cache = tempfile.mkdtemp(prefix="jobquake-cold-cache-") if cold else None
-    if cache:
-        os.environ["JOBQUAKE_CACHE_DIR"] = cache
+    settings = {"JOBQUAKE_CACHE_DIR": cache} if cache else {}
     if on_disk:
-        os.environ[reaper.MEMORY_DIR_ENV] = ""
+        settings[reaper.MEMORY_DIR_ENV] = ""
     try:
-        return time_ready_stack(resolve(cli={"workers": 2}, environ={}, pyproject=TINYAPP), resets)
+        with mock.patch.dict(os.environ, settings):  # restores what the caller had set
+            return time_ready_stack(resolve(cli={"workers": 2}, environ={}, pyproject=TINYAPP), resets)
     finally:
-        os.environ.pop("JOBQUAKE_CACHE_DIR", None)
-        os.environ.pop(reaper.MEMORY_DIR_ENV, None)
         if cache:
             shutil.rmtree(cache, ignore_errors=True)
 

@@ -55,6 +55,10 @@ def owner_alive(owner: str) -> bool:
     return _start_ticks(pid) == ticks
 
 
+def _memory_runs(base: str) -> Path:
+    return Path(base) / "jobquake-runs"
+
+
 def memory_root() -> Path | None:
     """The root of run folders in memory, or None when there is no roomy tmpfs to use."""
     base = os.environ.get(MEMORY_DIR_ENV, DEFAULT_MEMORY_DIR)
@@ -66,12 +70,14 @@ def memory_root() -> Path | None:
         return None
     if fs.f_bavail * fs.f_frsize < MEMORY_MIN_FREE:
         return None
-    return Path(base) / "jobquake-runs"
+    return _memory_runs(base)
 
 
 def _roots() -> list[Path]:
-    memory = memory_root()
-    return [RUNS_DIR] if memory is None else [RUNS_DIR, memory]
+    """Every root a run folder may be under: reaping must not depend on whether a tmpfs is
+    roomy now (leftover clusters may be what fills it), nor on this run's setting."""
+    bases = {DEFAULT_MEMORY_DIR, os.environ.get(MEMORY_DIR_ENV) or DEFAULT_MEMORY_DIR}
+    return [RUNS_DIR, *(_memory_runs(base) for base in sorted(bases))]
 
 
 def _owner_folder(root: Path) -> Path:
