@@ -63,6 +63,12 @@ def _mutants(args: argparse.Namespace) -> int:
     return 0 if baseline.exit_code == 0 and not survived else 1
 
 
+def _init(args: argparse.Namespace) -> int:
+    from harness.scaffold.command import run_init
+
+    return run_init(args.path, dry_run=args.dry_run)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jobquake", description="Chaos harness for background jobs.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -80,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     mutants.add_argument("--jobs", type=int, default=2, help="pytest processes at once")
     mutants.add_argument("--only", nargs="*", help="just these mutants")
     mutants.set_defaults(func=_mutants)
+    init = sub.add_parser("init", help="describe this project to jobquake: [tool.jobquake] and scenarios/")
+    init.add_argument("path", nargs="?", type=Path, default=Path("."), help="the project folder (default: here)")
+    init.add_argument("--dry-run", action="store_true", help="print what it would write, write nothing")
+    init.set_defaults(func=_init)
     return parser
 
 

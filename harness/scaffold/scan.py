@@ -1,0 +1,222 @@
+"""Read a project without running it: what ``jobquake init`` can infer from the source alone.
+
+Every Python file of the project (not its tests, virtualenvs or build
+folders) is parsed with ``ast``; nothing is imported, so a project whose
+modules need their environment at import time is read as safely as any.
+"""
+from __future__ import annotations
+
+import ast
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SKIP_DIRS = {".git", ".venv", "venv", "env", "node_modules", "build", "dist", "__pycache__", "scenarios",
+             "tests", "test", ".jobquake", ".tox", ".mypy_cache", ".pytest_cache", "site-packages"}
+ENV_READERS = {"getenv", "get", "environ", "_get", "env", "setting", "seconds", "get_env"}
+
+
+@dataclass
+class Task:
+    """A Celery task: where it is, its name, its parameters."""
+
+    module: str
+    function: str
+    name: str | None
+    params: list[str]
+
+
+@dataclass
+class Table:
+    """A SQLAlchemy table: its Python name, SQL name, columns (name, is_primary_key)."""
+
+    module: str
+    variable: str
+    name: str
+    columns: list[tuple[str, bool]]
+
+
+@dataclass
+class Function:
+    """A module-level function and its parameters (name, annotation text, has a default)."""
+
+    module: str
+    name: str
+    params: list[tuple[str, str, bool]]
+    body: ast.FunctionDef = field(repr=False, compare=False)
+
+
+@dataclass
+class Findings:
+    """What the scan found; ``None`` / empty where nothing was."""
+
+    root: Path
+    project: str | None = None
+    has_jobquake_section: bool = False
+    has_pytest_config: bool = False
+    celery_app: tuple[str, str] | None = None  # (module, variable)
+    tasks: list[Task] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    schema_function: str | None = None  # "module:function"
+    env_vars: dict[str, float | str | None] = field(default_factory=dict)  # name -> default in the code
+    final_states: tuple[str, ...] | None = None
+    processes: dict[str, str | None] = field(default_factory=dict)  # module -> its "ready" log text
+    functions: list[Function] = field(default_factory=list)
+
+
+def scan(root: Path) -> Findings:
+    """Everything ``jobquake init`` can infer about the project at ``root``."""
+    root = Path(root).resolve()
+    found = Findings(root=root)
+    _read_pyproject(root, found)
+    for path in python_files(root):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        except (SyntaxError, UnicodeDecodeError):
+            continue  # not ours to judge; the scan reads what it can
+        _Module(module_name(root, path), tree, found).visit_all()
+    return found
+
+
+def _read_pyproject(root: Path, found: Findings) -> None:
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        data = tomllib.loads(pyproject.read_text())
+        found.project = data.get("project", {}).get("name")
+        found.has_jobquake_section = "jobquake" in data.get("tool", {})
+        found.has_pytest_config = "ini_options" in data.get("tool", {}).get("pytest", {})
+    found.has_pytest_config = found.has_pytest_config or any(
+        (root / name).is_file() for name in ("pytest.ini", "tox.ini", "setup.cfg"))
+
+
+def python_files(root: Path) -> list[Path]:
+    """The project's own Python files, sorted."""
+    files = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if any(part in SKIP_DIRS or part.startswith(".") for part in parts[:-1]):
+            continue
+        if parts[-1] in ("setup.py", "conftest.py", "noxfile.py") or parts[-1].startswith("test_"):
+            continue
+        files.append(path)
+    return files
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _call_name(node: ast.AST) -> str | None:
+    """``f`` for ``f(...)``, ``x.f`` -> ``f``."""
+    func = node.func if isinstance(node, ast.Call) else node
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _literal(node: ast.AST | None) -> object:
+    try:
+        return ast.literal_eval(node) if node is not None else None
+    except (ValueError, TypeError, SyntaxError):
+        return None
+
+
+def _is_env_name(text: object) -> bool:
+    return isinstance(text, str) and len(text) > 3 and "_" in text and text.replace("_", "").isalnum() \
+        and text.isupper() and not text[0].isdigit()
+
+
+class _Module:
+    """One file's contribution to the findings."""
+
+    def __init__(self, module: str, tree: ast.Module, found: Findings):
+        self.module, self.tree, self.found = module, tree, found
+        self.reads_environ = "environ" in ast.dump(tree) or "getenv" in ast.dump(tree)
+
+    def visit_all(self) -> None:
+        for node in self.tree.body:
+            if isinstance(node, ast.Assign):
+                self._assignment(node)
+            elif isinstance(node, ast.FunctionDef):
+                self._function(node)
+            elif isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
+                self.found.processes[self.module] = self._ready_text()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                self._env_read(node)
+        for name in environ_subscripts(self.tree):
+            self.found.env_vars.setdefault(name, None)
+
+    def _assignment(self, node: ast.Assign) -> None:
+        target = node.targets[0]
+        if not isinstance(target, ast.Name):
+            return
+        value = node.value
+        if isinstance(value, ast.Call) and _call_name(value) == "Celery" and self.found.celery_app is None:
+            self.found.celery_app = (self.module, target.id)
+        elif isinstance(value, ast.Call) and _call_name(value) == "Table" and value.args:
+            name = _literal(value.args[0])
+            columns = [(str(_literal(c.args[0])), any(k.arg == "primary_key" and _literal(k.value) is True
+                                                      for k in c.keywords))
+                       for c in value.args[1:] if isinstance(c, ast.Call) and _call_name(c) == "Column"
+                       and c.args and isinstance(_literal(c.args[0]), str)]
+            if isinstance(name, str):
+                self.found.tables.append(Table(self.module, target.id, name, columns))
+        elif any(word in target.id.upper() for word in ("TERMINAL", "FINAL", "END_STATES", "DONE_STATES")):
+            states = _literal(value)
+            if isinstance(states, (tuple, list, set, frozenset)) and states and \
+                    all(isinstance(s, str) for s in states) and self.found.final_states is None:
+                self.found.final_states = tuple(states)
+
+    def _function(self, node: ast.FunctionDef) -> None:
+        args = node.args
+        defaults = len(args.defaults)
+        plain = args.args
+        params = [(a.arg, ast.unparse(a.annotation) if a.annotation else "",
+                   i >= len(plain) - defaults) for i, a in enumerate(plain)]
+        params += [(a.arg, ast.unparse(a.annotation) if a.annotation else "", d is not None)
+                   for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+        for deco in node.decorator_list:
+            name = _call_name(deco.func if isinstance(deco, ast.Call) else deco)
+            if name in ("task", "shared_task"):
+                task_name = next((_literal(k.value) for k in getattr(deco, "keywords", []) if k.arg == "name"),
+                                 None)
+                self.found.tasks.append(Task(self.module, node.name, task_name, [p[0] for p in params]))
+                return
+        if "create_all" in ast.dump(node) and len(params) >= 1 and self.found.schema_function is None:
+            self.found.schema_function = f"{self.module}:{node.name}"
+        self.found.functions.append(Function(self.module, node.name, params, node))
+
+    def _env_read(self, node: ast.Call) -> None:
+        """``os.environ["X"]`` is a Subscript; the calls are getenv / environ.get / a settings helper."""
+        if not node.args:
+            return
+        name = _literal(node.args[0])
+        if not _is_env_name(name):
+            return
+        reader = _call_name(node)
+        direct = reader in ("getenv", "get") and "environ" in ast.dump(node.func) or reader == "getenv"
+        if direct or (self.reads_environ and reader in ENV_READERS):
+            default = _literal(node.args[1]) if len(node.args) > 1 else None
+            self.found.env_vars.setdefault(name, default)
+
+    def _ready_text(self) -> str | None:
+        """A string constant of the module that says it is ready (what a log readiness check waits for)."""
+        for node in ast.walk(self.tree):
+            text = _literal(node) if isinstance(node, ast.Constant) else None
+            if isinstance(text, str) and "ready" in text.lower() and len(text) < 80 and "%" not in text:
+                return text
+        return None
+
+
+def environ_subscripts(tree: ast.Module) -> list[str]:
+    """``os.environ["X"]`` names (read by subscript, not by a call)."""
+    return [n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript) and
+            "environ" in ast.dump(n.value) and isinstance(n.slice, ast.Constant) and _is_env_name(n.slice.value)]

@@ -1,0 +1,32 @@
+"""A worker is killed while it waits on the model: the job must still end, and be billed once.
+
+Every paid call is held at the provider; once one is held, every worker is
+SIGKILLed (main process and pool children: no handler runs, nothing is
+acknowledged); the provider then answers and bills the call its client
+will never read; fresh workers start. The job's message must come back
+from the broker (late acks), the next attempt must reuse the call's
+idempotency key (the provider replays instead of billing again), and the
+job must end. The global invariants judge: every job terminal, no paid
+call billed twice, no accepted submission lost.
+"""
+import pytest
+
+# found: the process that sends stale jobs again: stopped, so the broker's redelivery is tested alone
+SWEEPER = "sweeper"
+MARGIN = 10.0  # seconds of slack for a busy machine
+
+
+@pytest.mark.jobquake(settle=False)  # settled below, within settle_timeout
+def test_a_job_whose_worker_dies_mid_call_still_ends_and_is_billed_once(jq, app):
+    if SWEEPER:
+        jq.stack.processes[SWEEPER].stop()
+    gate = jq.paidapi.gate()  # every paid call is held until the gate goes
+    job_id = app.submit_job(1)
+    gate.wait_held(timeout=MARGIN)  # a worker is blocked on the model now
+    # the worker that holds the call is among them: every worker dies, whichever made it
+    kills = [jq.faults.kill_worker(index) for index in range(len(jq.workers))]
+    gate.remove()  # the provider finishes and bills; nobody is there to read the answer
+    for kill in kills:
+        kill.heal()  # a fresh worker in each dead one's place
+    jq.settle()
+    assert app.job(job_id)["state"] in jq.config.terminal_states, app.job(job_id)
