@@ -9,10 +9,16 @@ from __future__ import annotations
 from aiohttp import web
 
 from harness.paidapi.formats.base import WireFormat, error_response, serve
+from harness.paidapi.formats.anthropic_messages import AnthropicMessages
 from harness.paidapi.formats.openai_chat import OpenAIChat
+from harness.paidapi.formats.openai_embeddings import OpenAIEmbeddings
+from harness.paidapi.formats.openai_responses import OpenAIResponses
 
 FORMATS: dict[str, WireFormat] = {
     "/v1/chat/completions": OpenAIChat(),
+    "/v1/responses": OpenAIResponses(),
+    "/v1/embeddings": OpenAIEmbeddings(),
+    "/v1/messages": AnthropicMessages(),
 }
 
 
@@ -29,6 +35,7 @@ def format_routes() -> list[web.RouteDef]:
 
 async def unknown_route(request: web.Request) -> web.Response:
     """404 for a path no format serves, in the body of the provider the client speaks."""
-    fmt = FORMATS["/v1/chat/completions"]
+    if "anthropic-version" in request.headers:
+        return error_response(FORMATS["/v1/messages"], 404, "Not Found")
     message = f"Invalid URL ({request.method} {request.path})"
-    return error_response(fmt, 404, message)
+    return error_response(FORMATS["/v1/chat/completions"], 404, message)

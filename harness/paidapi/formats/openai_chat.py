@@ -13,8 +13,8 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.paidapi.formats.base import Call, WireFormat, sse
-from harness.paidapi.formats.openai_common import (
-    call_suffix, content_text, openai_error, pieces_of, required_model)
+from harness.paidapi.formats.openai_common import openai_error, required_model
+from harness.paidapi.formats.text import call_suffix, content_text, pieces_of
 from harness.paidapi.provider import Answer
 
 

@@ -1,4 +1,4 @@
-"""What OpenAI's formats share: the error body, ids, usage and message text.
+"""What OpenAI's formats share: the error body and the model parameter.
 
 Error body (every route): ``{"error": {"message", "type", "param", "code"}}``
 with the HTTP status; the official client raises the matching
@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.paidapi.pricing import CHARS_PER_TOKEN
 
 
 def openai_error(status: int, message: str, code: str | None = None) -> dict[str, Any]:
@@ -32,25 +31,3 @@ def required_model(body: dict[str, Any]) -> str:
     if not isinstance(model, str) or not model:
         raise ConfigError("you must provide a model parameter (a string)", key="model")
     return model
-
-
-def content_text(content: Any, where: str) -> str:
-    """The text of a message content: a string, or a list of text parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    raise ConfigError(f"{where}: content must be a string or a list of parts, got {content!r}",
-                      key="content")
-
-
-def pieces_of(text: str) -> list[str]:
-    """The text as the model streams it: one piece per token (4 characters)."""
-    return [text[i:i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)] or [""]
-
-
-def call_suffix(call_id: Any) -> str:
-    """The id part that ties an answer to its ledger record (``...-jq<call_id>``)."""
-    return f"jq{call_id}"
