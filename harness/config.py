@@ -120,6 +120,44 @@ OPTIONS: tuple[Option, ...] = (
     Option("processes", _table, {}, "app processes: name = {command, ready, start_timeout}", scalar=False),
     Option("queues", _list_of_tables, (), "SQS queues: {name, visibility_timeout, dead_letter, max_receives}", scalar=False),
 )
+
+
+# The paid API: attribution of calls by their idempotency key, and the price table.
+def _call_key(value: Any) -> str:
+    from harness.paidapi.attribution import CallKeyPattern
+
+    if not isinstance(value, str):
+        raise ValueError("must be a string such as 'sum:{job_id}:{step}'")
+    if value:
+        try:
+            CallKeyPattern(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from exc
+    return value
+
+
+def _prices(value: Any) -> dict:
+    from harness.paidapi.pricing import PriceTable
+
+    table = _table(value)
+    try:
+        PriceTable.from_config(table)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from exc
+    return table
+
+
+OPTIONS += (
+    Option("call_key", _call_key, "",
+           "pattern of the app's paid-API idempotency keys naming the job, e.g. 'sum:{job_id}:{step}' "
+           "({job_id} required, {step} and {attempt} optional); calls whose key does not match are "
+           "unattributed; '' = attribute by X-Job-Id headers only"),
+    Option("call_key_header", str, "Idempotency-Key", "request header holding the key call_key reads"),
+    Option("paidapi_prices", _prices, {},
+           "paid API price table: model = {input, output} in USD per million tokens, over built-in "
+           "list prices; '*' admits and prices every other model (unknown models get a 404)",
+           scalar=False),
+)
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 
 

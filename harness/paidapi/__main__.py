@@ -6,12 +6,14 @@ answers every open call 503 and exits 0.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 
 from aiohttp import web
 
 from harness.errors import ConfigError
+from harness.paidapi.pricing import PriceTable
 from harness.paidapi.profile import LatencyProfile
 from harness.paidapi.provider import Provider
 from harness.paidapi.server import make_app
@@ -28,6 +30,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="multiply every latency by this (e.g. 0.01 in tests)")
     parser.add_argument("--profile", default="default",
                         help="latency profile: 'default' or 'fixed:<seconds>'")
+    parser.add_argument("--call-key", default="",
+                        help="pattern attributing a call by its key, e.g. 'sum:{job_id}:{step}'")
+    parser.add_argument("--call-key-header", default="Idempotency-Key",
+                        help="request header holding the key --call-key reads")
+    parser.add_argument("--prices", default="{}",
+                        help='price table as JSON: {"<model>": {"input": $/M, "output": $/M}}')
     return parser.parse_args(argv)
 
 
@@ -37,11 +45,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s paidapi %(message)s")
     try:
-        profile = LatencyProfile.named(args.profile)
+        provider = Provider(time_scale=args.time_scale, seed=args.seed,
+                            profile=LatencyProfile.named(args.profile),
+                            prices=PriceTable.from_config(_json(args.prices, "--prices")),
+                            call_key=args.call_key, call_key_header=args.call_key_header)
     except ConfigError as exc:
         print(f"paidapi: {exc}", file=sys.stderr)
         return 2
-    provider = Provider(time_scale=args.time_scale, seed=args.seed, profile=profile)
     url = f"http://{args.host}:{args.port}"
     web.run_app(
         make_app(provider), host=args.host, port=args.port, handler_cancellation=True,
@@ -49,6 +59,16 @@ def main(argv: list[str] | None = None) -> int:
         print=lambda _banner: logging.getLogger("harness.paidapi").info("listening on %s", url),
     )
     return 0
+
+
+def _json(text: str, flag: str) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{flag} is not JSON: {exc}", key=flag) from exc
+    if not isinstance(value, dict):
+        raise ConfigError(f"{flag} must be a JSON object, got {text!r}", key=flag)
+    return value
 
 
 if __name__ == "__main__":

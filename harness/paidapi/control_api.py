@@ -149,9 +149,11 @@ async def get_settings(request: web.Request) -> web.Response:
 
 
 async def post_settings(request: web.Request) -> web.Response:
-    """Change any of ``time_scale``, ``seed``, ``profile``; answers the new settings."""
+    """Change any of ``time_scale``, ``seed``, ``profile``, ``prices``, ``call_key``,
+    ``call_key_header``; answers the new settings."""
     body = await json_body(request)
-    check_fields(body, {"time_scale", "seed", "profile"}, "settings")
+    check_fields(body, {"time_scale", "seed", "profile", "prices", "call_key", "call_key_header"},
+                 "settings")
     provider = request.app[PROVIDER]
     provider.configure(**body)
     return web.json_response(provider.settings())

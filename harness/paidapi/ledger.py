@@ -42,6 +42,13 @@ class CallRecord:
     client_gone: bool = False
     replay_of: int | None = None
     latency: float = 0.0  # scaled seconds drawn for this call
+    format: str = "jobquake"  # the wire format: jobquake, openai.chat, anthropic.messages...
+    model: str | None = None
+    caller_pid: int | None = None  # header X-Caller-Pid: the process that made the call
+    attributed_by: str | None = None  # "headers" | "key" | None (unattributed when job_id is None)
+    tokens_in: int = 0
+    tokens_out: int = 0  # counted when the generation finishes
+    cost_usd: float = 0.0  # what the invoice says: 0 unless billed
     t_start: float = dataclasses.field(default_factory=time.monotonic)
     t_end: float | None = None
     wall_start: float = dataclasses.field(default_factory=time.time)
@@ -91,9 +98,9 @@ class Ledger:
         self._next_id += 1
         self._records.append(record)
         log.info(
-            "call %d start route=%s job=%s step=%s attempt=%s key=%s mode=%s",
+            "call %d start route=%s job=%s step=%s attempt=%s key=%s mode=%s pid=%s by=%s",
             record.call_id, record.route, record.job_id, record.step,
-            record.attempt, record.key, record.mode,
+            record.attempt, record.key, record.mode, record.caller_pid, record.attributed_by,
         )
         self.changed()
         return record
@@ -111,8 +118,9 @@ class Ledger:
             t_end=time.monotonic(), wall_end=time.time(),
         )
         log.info(
-            "call %d end state=%s status=%d billed=%s latency=%.3f client_gone=%s",
+            "call %d end state=%s status=%d billed=%s latency=%.3f client_gone=%s cost=$%.6f",
             record.call_id, state, status, billed, record.latency, record.client_gone,
+            record.cost_usd,
         )
 
     def changed(self) -> None:

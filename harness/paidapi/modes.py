@@ -6,6 +6,10 @@ Modes:
 - ``hang``: read the request and never answer; nothing is generated or
   billed. The connection stays open until the rule is removed, then the
   call is answered 503 (so nothing stays open forever).
+- ``hang_mid_stream``: generate, start the answer, then stall: a stream
+  sends its first half of events, a plain answer its first half of bytes,
+  then nothing; nothing is billed. When the rule is removed the connection
+  is cut (the client sees a broken stream) and the call recorded failed.
 - ``fail``: answer ``status`` (default 500), immediately or, with
   ``immediate=False``, after the latency; never billed.
 - ``slow``: the latency is multiplied by ``factor`` or replaced by
@@ -25,7 +29,7 @@ from typing import Any
 
 from harness.errors import ConfigError
 
-MODES = ("normal", "hang", "fail", "slow")
+MODES = ("normal", "hang", "hang_mid_stream", "fail", "slow")
 DEFAULT_FAIL_STATUS = 500
 
 

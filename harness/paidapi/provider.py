@@ -14,7 +14,11 @@ The order of decisions for one call:
    billed again (a failed generation does not count: the key is free again);
 4. otherwise the call generates: it waits at any matching gate (``held``),
    takes its latency (``in_flight``), then is billed (``done``) or, in fail
-   mode with ``immediate=False``, fails.
+   mode with ``immediate=False``, fails; in ``hang_mid_stream`` mode it
+   answers with ``stall`` set and is never billed (see ``modes.py``).
+
+Billing records the tokens of the call and what they cost by the price
+table (``pricing.py``).
 """
 from __future__ import annotations
 
@@ -25,9 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.paidapi.attribution import DEFAULT_KEY_HEADER, CallKeyPattern
 from harness.paidapi.gates import GateTable
 from harness.paidapi.ledger import CallRecord, Ledger
 from harness.paidapi.modes import ModeTable, Rule
+from harness.paidapi.pricing import JOBQUAKE_MODEL, PriceTable, count_tokens
 from harness.paidapi.profile import LatencyProfile
 
 # The fake model classifies documents: a stable hash of the prompt picks one.
@@ -50,22 +56,37 @@ class ModelRequest:
     step: str | None = None
     attempt: int | None = None
     key: str | None = None  # Idempotency-Key
+    format: str = "jobquake"
+    model: str = JOBQUAKE_MODEL
+    caller_pid: int | None = None
+    attributed_by: str | None = None
+    tokens_in: int | None = None  # None: counted from the prompt
+    counts_output: bool = True  # False when the answer is not text (embeddings)
 
 
 @dataclass(frozen=True)
 class Answer:
-    """What the provider sends back: HTTP status and JSON body."""
+    """What the provider sends back: HTTP status and JSON body.
+
+    ``stall`` (hang_mid_stream) is set when the answer must stop half way
+    and wait for it before the connection is cut.
+    """
 
     status: int
     body: dict[str, Any]
+    stall: asyncio.Event | None = None
 
 
 class Provider:
     """Ledger, rules, gates and settings of one fake provider, and its call logic."""
 
     def __init__(self, *, time_scale: float = 1.0, seed: int | None = None,
-                 profile: LatencyProfile | None = None) -> None:
+                 profile: LatencyProfile | None = None, prices: PriceTable | None = None,
+                 call_key: str = "", call_key_header: str = DEFAULT_KEY_HEADER) -> None:
         self.ledger = Ledger()
+        self.prices = prices or PriceTable()
+        self.call_key = CallKeyPattern(call_key) if call_key else None
+        self.call_key_header = call_key_header or DEFAULT_KEY_HEADER
         self.modes = ModeTable()
         self.gates = GateTable()
         self.time_scale = time_scale
@@ -85,6 +106,9 @@ class Provider:
         record = self.ledger.open(
             route=request.route, job_id=request.job_id, step=request.step,
             attempt=request.attempt, key=request.key, mode=rule.mode if rule else "normal",
+            format=request.format, model=request.model, caller_pid=request.caller_pid,
+            attributed_by=request.attributed_by,
+            tokens_in=count_tokens(request.prompt) if request.tokens_in is None else request.tokens_in,
         )
         task = asyncio.create_task(self._serve(request, record, rule))
         self._serving.add(task)
@@ -133,9 +157,29 @@ class Provider:
             return self._fail(record, 503, "provider shut down during generation")
         if rule is not None and rule.mode == "fail":
             return self._fail(record, rule.status, "injected failure")
+        output = output_for(request.prompt)
+        tokens_out = count_tokens(output) if request.counts_output else 0
+        body = {"call_id": record.call_id, "output": output, "billed": True, "replayed": False,
+                "latency": latency, "tokens_in": record.tokens_in, "tokens_out": tokens_out}
+        if rule is not None and rule.mode == "hang_mid_stream":
+            return self._stall(record, rule, {**body, "billed": False})
+        self.ledger.update(record, tokens_out=tokens_out, cost_usd=self.prices.cost(
+            request.model, record.tokens_in, tokens_out))
         self.ledger.finish(record, "done", 200, billed=True)
-        return Answer(200, {"call_id": record.call_id, "output": output_for(request.prompt),
-                            "billed": True, "replayed": False, "latency": latency})
+        return Answer(200, body)
+
+    def _stall(self, record: CallRecord, rule: Rule, body: dict[str, Any]) -> Answer:
+        """Answer half way, then nothing until the rule is removed (never billed)."""
+        self.ledger.update(record, state="hung")
+
+        async def cut_when_healed() -> Answer:
+            await rule.healed.wait()
+            return self._fail(record, 200, "stream cut (hang_mid_stream healed)")
+
+        task = asyncio.create_task(cut_when_healed())
+        self._serving.add(task)
+        task.add_done_callback(self._serving.discard)
+        return Answer(200, body, stall=rule.healed)
 
     async def _pass_gates(self, record: CallRecord) -> bool:
         """Wait at every matching closed gate; False when a gate was aborted."""
@@ -170,11 +214,29 @@ class Provider:
 
     def settings(self) -> dict[str, Any]:
         """The current settings as JSON."""
-        return {"time_scale": self.time_scale, "seed": self.seed, "profile": self.profile.to_dict()}
+        return {"time_scale": self.time_scale, "seed": self.seed, "profile": self.profile.to_dict(),
+                "prices": self.prices.to_dict(), "call_key_header": self.call_key_header,
+                "call_key": self.call_key.template if self.call_key else ""}
 
     def configure(self, *, time_scale: float | None = None, seed: int | None = None,
-                  profile: str | dict[str, Any] | None = None) -> None:
-        """Change settings (all or nothing); a new seed restarts the latency sequence."""
+                  profile: str | dict[str, Any] | None = None,
+                  prices: dict[str, Any] | None = None, call_key: str | None = None,
+                  call_key_header: str | None = None) -> None:
+        """Change settings (all or nothing); a new seed restarts the latency sequence.
+
+        ``prices`` overrides the built-in price table (``paidapi_prices`` shape);
+        ``call_key`` / ``call_key_header`` set attribution by key ("" turns it off).
+        """
+        new_prices = PriceTable.from_config(prices) if prices is not None else self.prices
+        new_key = self.call_key if call_key is None else (
+            CallKeyPattern(str(call_key)) if call_key else None)
+        self._configure_run(time_scale, seed, profile)  # validates before it changes anything
+        self.prices, self.call_key = new_prices, new_key
+        if call_key_header is not None:
+            self.call_key_header = str(call_key_header) or DEFAULT_KEY_HEADER
+
+    def _configure_run(self, time_scale: float | None, seed: int | None,
+                       profile: str | dict[str, Any] | None) -> None:
         if time_scale is not None and not (isinstance(time_scale, (int, float)) and time_scale >= 0):
             raise ConfigError(f"time_scale must be >= 0, got {time_scale!r}", key="time_scale")
         if seed is not None and not isinstance(seed, int):

@@ -9,6 +9,10 @@ same fields in the body (``idempotency_key``, ``job_id``, ``step``,
 ``{"call_id", "error"}`` with the failure's status. What happens in between
 is in ``provider.py``.
 
+The providers' own formats (OpenAI chat completions, responses, embeddings;
+Anthropic messages) are served beside it (``formats/``); any other path
+under ``/v1/`` with more than one segment is the provider's 404.
+
 The control API lives under ``/_jobquake`` (``control_api.py``).
 
 The app must run with ``handler_cancellation=True``: that is how a client
@@ -16,13 +20,16 @@ hanging up becomes visible (the handler is cancelled, the call is not).
 """
 from __future__ import annotations
 
-import asyncio
+import json
 
 from aiohttp import web
 
 from harness.errors import ConfigError
 from harness.paidapi._http import PROVIDER, config_errors_as_400, json_body
 from harness.paidapi.control_api import control_routes
+from harness.paidapi.formats import format_routes, unknown_route
+from harness.paidapi.formats.base import Call, JSON, accepted, model_request_for, send
+from harness.paidapi.pricing import JOBQUAKE_MODEL
 from harness.paidapi.provider import ModelRequest, Provider
 
 CONTROL_PREFIX = "/_jobquake"
@@ -33,7 +40,8 @@ def make_app(provider: Provider | None = None) -> web.Application:
     app = web.Application(middlewares=[config_errors_as_400])
     app[PROVIDER] = provider or Provider()
     app.on_shutdown.append(_stop_provider)
-    app.add_routes([web.post("/v1/{name}", generate), *control_routes(CONTROL_PREFIX)])
+    app.add_routes([*format_routes(), web.post("/v1/{name}", generate),
+                    *control_routes(CONTROL_PREFIX), web.route("*", "/v1/{tail:.*}", unknown_route)])
     return app
 
 
@@ -42,16 +50,13 @@ async def _stop_provider(app: web.Application) -> None:
     await app[PROVIDER].stop()
 
 
-async def generate(request: web.Request) -> web.Response:
+async def generate(request: web.Request) -> web.StreamResponse:
     """One model call: accepted, served in its own task, billed even if we hang up."""
     provider = request.app[PROVIDER]
-    record, serving = provider.accept(await read_model_request(request))
-    try:
-        answer = await asyncio.shield(serving)
-    except asyncio.CancelledError:
-        provider.client_gone(record)
-        raise
-    return web.json_response(answer.body, status=answer.status)
+    record, answer = await accepted(request, provider, await read_model_request(request))
+    if answer.status != 200 or answer.stall is None:
+        return web.json_response(answer.body, status=answer.status)
+    return await send(request, provider, record, answer, [json.dumps(answer.body).encode()], JSON)
 
 
 async def read_model_request(request: web.Request) -> ModelRequest:
@@ -60,16 +65,5 @@ async def read_model_request(request: web.Request) -> ModelRequest:
     prompt = body.get("prompt")
     if not isinstance(prompt, str):
         raise ConfigError("the body needs a string 'prompt'", key="prompt")
-
-    def field(header: str, name: str) -> str | None:
-        value = request.headers.get(header, body.get(name))
-        return None if value is None else str(value)
-
-    attempt = field("X-Attempt", "attempt")
-    if attempt is not None and not attempt.lstrip("-").isdigit():
-        raise ConfigError(f"attempt must be an integer, got {attempt!r}", key="attempt")
-    return ModelRequest(
-        route=request.path, prompt=prompt, job_id=field("X-Job-Id", "job_id"),
-        step=field("X-Step", "step"), attempt=None if attempt is None else int(attempt),
-        key=field("Idempotency-Key", "idempotency_key"),
-    )
+    return model_request_for(request, request.app[PROVIDER], "jobquake",
+                             Call(prompt=prompt, model=JOBQUAKE_MODEL), body, fallback=body)

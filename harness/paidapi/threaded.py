@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from types import TracebackType
+from typing import Any
 
 from aiohttp import web
 
@@ -41,12 +42,13 @@ class ThreadedPaidAPI:
     """
 
     def __init__(self, *, host: str = HOST, port: int = 0, time_scale: float = 1.0,
-                 seed: int | None = 0, profile: str = "default") -> None:
+                 seed: int | None = 0, profile: str = "default", **settings: Any) -> None:
         self.host = host
         self.port = port
         self.time_scale = time_scale
         self.seed = seed
         self.profile = LatencyProfile.named(profile)
+        self.settings = settings  # prices, call_key, call_key_header (see Provider.configure)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -71,6 +73,7 @@ class ThreadedPaidAPI:
 
     async def _start(self) -> tuple[web.AppRunner, int]:
         provider = Provider(time_scale=self.time_scale, seed=self.seed, profile=self.profile)
+        provider.configure(**self.settings)
         return await start_runner(provider, self.host, self.port)
 
     def stop(self) -> None:

@@ -1,6 +1,7 @@
 """The fake paid model API as a local process (see ``harness.paidapi``)."""
 from __future__ import annotations
 
+import json
 import sys
 
 import httpx
@@ -14,15 +15,22 @@ class PaidAPIService(ProcessService):
     scheme = "http"
     start_timeout = 15.0
 
-    def __init__(self, *args, seed: int, time_scale: float, profile: str = "default", **kwargs):
+    def __init__(self, *args, seed: int, time_scale: float, profile: str = "default",
+                 call_key: str = "", call_key_header: str = "Idempotency-Key",
+                 prices: dict | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.seed = seed
         self.time_scale = time_scale
         self.profile = profile
+        self.call_key = call_key
+        self.call_key_header = call_key_header
+        self.prices = prices or {}
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "harness.paidapi", "--host", self.host, "--port", str(self.port),
-                "--seed", str(self.seed), "--time-scale", str(self.time_scale), "--profile", self.profile]
+                "--seed", str(self.seed), "--time-scale", str(self.time_scale), "--profile", self.profile,
+                "--call-key", self.call_key, "--call-key-header", self.call_key_header,
+                "--prices", json.dumps(self.prices)]
 
     def probe(self) -> bool:
         return httpx.get(f"{self.url}/_jobquake/health", timeout=1.0).is_success

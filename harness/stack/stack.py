@@ -42,7 +42,9 @@ class Stack:
                                          max_connections=config.postgres_max_connections, **common("postgres"))
         self.sqs = backend.sqs("sqs", queues=[_queue(q) for q in config.queues], **common("sqs"))
         self.paidapi = backend.paidapi("paidapi", seed=config.seed, time_scale=config.time_scale,
-                                       profile=config.paidapi_profile, **common("paidapi"))
+                                       profile=config.paidapi_profile, call_key=config.call_key,
+                                       call_key_header=config.call_key_header,
+                                       prices=config.paidapi_prices, **common("paidapi"))
         self.proxy_ports = {name: free_port() for name in config.proxied}
         upstreams = {"paidapi": self.paidapi, "redis": self.redis, "postgres": self.postgres, "sqs": self.sqs}
         self.proxy = backend.proxy("proxy", seed=config.seed, **common("proxy"), routes={

@@ -62,3 +62,19 @@ def paidapi_testbed(*, time_scale: float = TIME_SCALE, profile: str = PROFILE,
             yield ProviderBed(server, control, pool, client)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def openai_client(bed: ProviderBed, *, timeout: float = CALL_TIMEOUT, max_retries: int = 0) -> Any:
+    """The official OpenAI client pointed at the fake provider (no retries unless asked)."""
+    import openai
+
+    return openai.OpenAI(base_url=f"{bed.url}/v1", api_key="sk-test", timeout=timeout,
+                         max_retries=max_retries)
+
+
+def anthropic_client(bed: ProviderBed, *, timeout: float = CALL_TIMEOUT, max_retries: int = 0) -> Any:
+    """The official Anthropic client pointed at the fake provider (no retries unless asked)."""
+    import anthropic
+
+    return anthropic.Anthropic(base_url=bed.url, api_key="sk-ant-test", timeout=timeout,
+                               max_retries=max_retries)

@@ -86,3 +86,27 @@ def test_a_bad_profile_exits_with_status_2(tmp_path: Path) -> None:
         assert "unknown latency profile 'warp'" in child.log()
     finally:
         child.close()
+
+
+def test_call_key_and_prices_reach_the_provider(tmp_path: Path) -> None:
+    child = PaidAPIProcess(tmp_path, "--time-scale", "0.01", "--profile", "fixed:1",
+                           "--call-key", "sum:{job_id}:{step}",
+                           "--prices", '{"my-model": {"input": 5, "output": 7}}')
+    try:
+        with PaidAPIControl(child.url, timeout=1.0) as control:
+            wait_until(control.health, timeout=START_BOUND, what="paidapi answers /health")
+            settings = control.settings()
+            assert settings["call_key"] == "sum:{job_id}:{step}"
+            assert settings["prices"]["my-model"] == {"input": 5.0, "output": 7.0}
+            assert "gpt-4o-mini" in settings["prices"]  # the built-in list prices stay
+    finally:
+        child.close()
+
+
+def test_a_bad_call_key_exits_with_status_2_naming_it(tmp_path: Path) -> None:
+    child = PaidAPIProcess(tmp_path, "--call-key", "sum:{step}")
+    try:
+        assert child.process.wait(timeout=10) == 2
+        assert "call_key = 'sum:{step}'" in child.log()
+    finally:
+        child.close()

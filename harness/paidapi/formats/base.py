@@ -1,0 +1,181 @@
+"""What every provider wire format shares: read, attribute, serve, answer.
+
+A format (``openai_chat.py``, ``anthropic_messages.py``...) only says how
+its request body reads (``parse``), how a finished generation looks
+(``answer``, and ``events`` when streamed) and how an error looks
+(``error``). Everything else is here and the same for all: attribution,
+the unknown-model 404, the provider's call logic (modes, gates, idempotency,
+billing at generation end even when the client has gone), and sending,
+including the half answer of ``hang_mid_stream``.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from aiohttp import web
+
+from harness.errors import ConfigError
+from harness.paidapi._http import PROVIDER, json_body
+from harness.paidapi.attribution import attribute
+from harness.paidapi.ledger import CallRecord
+from harness.paidapi.provider import Answer, ModelRequest, Provider
+
+JSON = "application/json"
+EVENT_STREAM = "text/event-stream"
+
+
+@dataclass(frozen=True)
+class Call:
+    """What a format reads from a request body."""
+
+    prompt: str  # all the text the model reads, joined
+    model: str
+    stream: bool = False
+    counts_output: bool = True
+    options: Mapping[str, Any] = field(default_factory=dict)  # format-specific
+
+
+class WireFormat(ABC):
+    """One provider's request, answer and error shapes."""
+
+    name: str  # the ledger's ``format``
+
+    @abstractmethod
+    def parse(self, body: dict[str, Any]) -> Call:
+        """The call a body asks for; ConfigError (answered 400) when malformed."""
+
+    @abstractmethod
+    def answer(self, call: Call, answer: Answer) -> dict[str, Any]:
+        """The provider's JSON answer for a finished generation."""
+
+    def events(self, call: Call, answer: Answer) -> list[bytes]:
+        """The provider's stream of server-sent events for a finished generation."""
+        raise ConfigError(f"{self.name} does not stream", key="stream")
+
+    @abstractmethod
+    def error(self, status: int, message: str, code: str | None = None) -> dict[str, Any]:
+        """The provider's error body."""
+
+    def unknown_model(self, model: str) -> str:
+        """The provider's words for a model it does not serve."""
+        return f"The model `{model}` does not exist or you do not have access to it."
+
+
+def sse(data: Any, event: str | None = None) -> bytes:
+    """One server-sent event; ``data`` is JSON-encoded unless it is already a string."""
+    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {text}\n\n".encode()
+
+
+def error_response(fmt: WireFormat, status: int, message: str,
+                   code: str | None = None) -> web.Response:
+    """An error as the provider sends it."""
+    return web.json_response(fmt.error(status, message, code), status=status)
+
+
+async def serve(request: web.Request, fmt: WireFormat) -> web.StreamResponse:
+    """One model call in ``fmt``: accepted, served in its own task, billed even if we hang up."""
+    provider = request.app[PROVIDER]
+    try:
+        body = await json_body(request)
+        call = fmt.parse(body)
+        if not provider.prices.knows(call.model):
+            return error_response(fmt, 404, fmt.unknown_model(call.model), "model_not_found")
+        model_request = model_request_for(request, provider, fmt.name, call, body)
+    except ConfigError as exc:
+        return error_response(fmt, 400, str(exc))
+    record, answer = await accepted(request, provider, model_request)
+    if answer.status != 200:
+        return error_response(fmt, answer.status, str(answer.body.get("error")))
+    if call.stream:
+        return await send(request, provider, record, answer, fmt.events(call, answer), EVENT_STREAM)
+    body_bytes = json.dumps(fmt.answer(call, answer)).encode()
+    return await send(request, provider, record, answer, [body_bytes], JSON)
+
+
+def model_request_for(request: web.Request, provider: Provider, format_name: str, call: Call,
+                      body: Mapping[str, Any],
+                      fallback: Mapping[str, Any] | None = None) -> ModelRequest:
+    """The provider's view of the call, attributed (see ``attribution.py``).
+
+    ``fallback`` holds labels a format accepts in its body when a header is absent.
+    """
+    fallback = fallback or {}
+
+    def header(name: str, fallback_name: str) -> str | None:
+        value = request.headers.get(name, fallback.get(fallback_name))
+        return None if value is None else str(value)
+
+    labels = {"job_id": header("X-Job-Id", "job_id"), "step": header("X-Step", "step"),
+              "attempt": header("X-Attempt", "attempt")}
+    idempotency_key = header("Idempotency-Key", "idempotency_key")
+    call_key = request.headers.get(provider.call_key_header, idempotency_key)
+    who = attribute(labels, call_key, provider.call_key, body)
+    return ModelRequest(
+        route=request.path, prompt=call.prompt, job_id=who.job_id, step=who.step,
+        attempt=who.attempt, key=idempotency_key, format=format_name, model=call.model,
+        caller_pid=_caller_pid(request), attributed_by=who.attributed_by,
+        counts_output=call.counts_output,
+    )
+
+
+def _caller_pid(request: web.Request) -> int | None:
+    value = request.headers.get("X-Caller-Pid")
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise ConfigError(f"header X-Caller-Pid must be a process id, got {value!r}",
+                          key="X-Caller-Pid")
+    return int(value)
+
+
+async def accepted(request: web.Request, provider: Provider,
+                   model_request: ModelRequest) -> tuple[CallRecord, Answer]:
+    """Hand the call to the provider and await its answer; a client leaving does not stop it."""
+    record, serving = provider.accept(model_request)
+    try:
+        return record, await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        provider.client_gone(record)
+        raise
+
+
+async def send(request: web.Request, provider: Provider, record: CallRecord, answer: Answer,
+               pieces: list[bytes], content_type: str) -> web.StreamResponse:
+    """Send the answer's pieces; a stalled answer sends half, waits, then cuts the connection."""
+    if answer.stall is None and content_type == JSON:
+        return web.Response(body=pieces[0], content_type=JSON)
+    response = web.StreamResponse(status=200)
+    response.content_type = content_type
+    if content_type == JSON:
+        response.content_length = len(pieces[0])  # the client waits for bytes that never come
+    else:
+        response.headers["Cache-Control"] = "no-cache"
+    try:
+        await response.prepare(request)
+        for piece in pieces if answer.stall is None else _first_half(pieces):
+            await response.write(piece)
+        if answer.stall is None:
+            await response.write_eof()
+            return response
+        await answer.stall.wait()
+    except asyncio.CancelledError:
+        provider.client_gone(record)
+        raise
+    except ConnectionResetError:
+        provider.client_gone(record)
+        return response
+    if request.transport is not None:
+        request.transport.close()  # the cut: no end of stream, no complete body
+    return response
+
+
+def _first_half(pieces: list[bytes]) -> list[bytes]:
+    if len(pieces) == 1:
+        return [pieces[0][: len(pieces[0]) // 2]]
+    return pieces[: max(1, len(pieces) // 2)]
