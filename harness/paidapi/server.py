@@ -68,8 +68,10 @@ async def read_model_request(request: web.Request) -> ModelRequest:
     attempt = field("X-Attempt", "attempt")
     if attempt is not None and not attempt.lstrip("-").isdigit():
         raise ConfigError(f"attempt must be an integer, got {attempt!r}", key="attempt")
+    pid = request.headers.get("X-Caller-Pid", "")
     return ModelRequest(
         route=request.path, prompt=prompt, job_id=field("X-Job-Id", "job_id"),
         step=field("X-Step", "step"), attempt=None if attempt is None else int(attempt),
         key=field("Idempotency-Key", "idempotency_key"),
+        caller_pid=int(pid) if pid.isdigit() else None,
     )
