@@ -18,7 +18,8 @@ from typing import Any, Callable, Mapping
 from harness.errors import ConfigError
 
 # Environment variables jobquake sets for its own processes: never config keys.
-RESERVED_ENV = {"JOBQUAKE_FAILPOINTS_DIR", "JOBQUAKE_CACHE_DIR", "JOBQUAKE_REQUIRE_DOCKER"}
+RESERVED_ENV = {"JOBQUAKE_FAILPOINTS_DIR", "JOBQUAKE_CACHE_DIR", "JOBQUAKE_REQUIRE_DOCKER",
+                "JOBQUAKE_INSTRUMENT_DIR", "JOBQUAKE_INSTRUMENT_JOB_ID_FROM", "JOBQUAKE_PAIDAPI_URL"}
 
 
 def _positive_float(value: Any) -> float:
@@ -157,6 +158,38 @@ OPTIONS += (
            "paid API price table: model = {input, output} in USD per million tokens, over built-in "
            "list prices; '*' admits and prices every other model (unknown models get a 404)",
            scalar=False),
+)
+
+
+# -- instrumentation of the app's processes, and the job table's age column ---------------------
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _job_id_expression(value: Any) -> str:
+    from harness.instrument.jobid import check
+
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    problem = check(value)
+    if problem:
+        raise ValueError(problem)
+    return value.strip()
+
+
+OPTIONS += (
+    Option("instrument", _bool, True,
+           "load jobquake's instrumentation into app processes and workers (tags paid calls, framework failpoints)"),
+    Option("job_id_from", _job_id_expression, "",
+           "where a Celery task's job id is: '' (the task id), 'args[N]', a parameter name, or 'module:callable'"),
+    Option("job_updated_column", str, "", "job last-change time column ('' if none): snapshots show each job's age"),
 )
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 

@@ -15,6 +15,7 @@ from psycopg import sql
 
 from harness.checks.snapshot import JobRow, Snapshot
 from harness.config import Config
+from harness.errors import ConfigError
 from harness.history.state_log import StateLogConfig, install_sql, read_state_log
 
 
@@ -29,12 +30,39 @@ class JobTable:
     attempt_column: str | None
     heartbeat_column: str | None
     terminal_states: tuple[str, ...]
+    updated_column: str | None = None
 
     @classmethod
     def from_config(cls, config: Config) -> "JobTable":
         return cls(config.job_table, config.job_id_column, config.job_state_column,
                    config.job_reason_column or None, config.job_attempt_column or None,
-                   config.job_heartbeat_column or None, tuple(config.terminal_states))
+                   config.job_heartbeat_column or None, tuple(config.terminal_states),
+                   getattr(config, "job_updated_column", "") or None)
+
+    def columns_by_key(self) -> dict[str, str]:
+        """Config key -> the column it names, for every column config names."""
+        named = {"job_id_column": self.id_column, "job_state_column": self.state_column,
+                 "job_reason_column": self.reason_column, "job_attempt_column": self.attempt_column,
+                 "job_heartbeat_column": self.heartbeat_column, "job_updated_column": self.updated_column}
+        return {key: column for key, column in named.items() if column}
+
+    def check(self, dsn: str) -> None:
+        """ConfigError naming the key, the table and its real columns, when config names a
+        table or column the app's schema does not have (called right after the schema is made)."""
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+            exists = self._exists(conn, self.table)
+            columns = [r[0] for r in conn.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attnum > 0 "
+                "AND NOT attisdropped ORDER BY attnum", (self.table,)).fetchall()] if exists else []
+            tables = [] if exists else [r[0] for r in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1").fetchall()]
+        if not exists:
+            raise ConfigError(f"job_table = {self.table!r}: the schema has no such table; its tables: "
+                              f"{', '.join(tables) or '(none)'}", key="job_table")
+        for key, column in self.columns_by_key().items():
+            if column not in columns:
+                raise ConfigError(f"{key} = {column!r}: table {self.table!r} has no such column; its columns: "
+                                  f"{', '.join(columns)}", key=key)
 
     def state_log(self) -> StateLogConfig:
         return StateLogConfig(table=self.table, id_column=self.id_column, state_column=self.state_column,
@@ -47,12 +75,12 @@ class JobTable:
     def _select(self) -> sql.Composed:
         def col(name: str | None) -> sql.Composable:
             return sql.Identifier(name) if name else sql.NULL
-        heartbeat = (sql.SQL("extract(epoch FROM {})::float8").format(sql.Identifier(self.heartbeat_column))
-                     if self.heartbeat_column else sql.NULL)
-        return sql.SQL("SELECT {id}::text, {state}::text, {reason}::text, {attempt}, {hb} FROM {table}").format(
+        def epoch(name: str | None) -> sql.Composable:
+            return sql.SQL("extract(epoch FROM {})::float8").format(sql.Identifier(name)) if name else sql.NULL
+        return sql.SQL("SELECT {id}::text, {state}::text, {reason}::text, {attempt}, {hb}, {upd} FROM {table}").format(
             id=sql.Identifier(self.id_column), state=sql.Identifier(self.state_column),
-            reason=col(self.reason_column), attempt=col(self.attempt_column), hb=heartbeat,
-            table=sql.Identifier(self.table))
+            reason=col(self.reason_column), attempt=col(self.attempt_column), hb=epoch(self.heartbeat_column),
+            upd=epoch(self.updated_column), table=sql.Identifier(self.table))
 
     @staticmethod
     def _exists(conn: psycopg.Connection, table: str) -> bool:
@@ -61,7 +89,8 @@ class JobTable:
     def snapshot(self, dsn: str) -> Snapshot:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
             rows = conn.execute(self._select()).fetchall() if self._exists(conn, self.table) else []
-        jobs = [JobRow(job_id=r[0], state=r[1], reason=r[2], attempt=r[3], heartbeat_at=r[4]) for r in rows]
+        jobs = [JobRow(job_id=r[0], state=r[1], reason=r[2], attempt=r[3], heartbeat_at=r[4], updated_at=r[5])
+                for r in rows]
         return Snapshot(jobs=jobs, taken_at_wall=time.time(), terminal_states=self.terminal_states)
 
     def pending(self, dsn: str) -> int:

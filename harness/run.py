@@ -87,6 +87,11 @@ class Run:
         """Merge every source of evidence into the history; take the final DB snapshot."""
         self.history.extend(events_from_ledger(self.paidapi.ledger()))
         self.history.extend(events_from_triggers(self.failpoints.triggers()))
+        instrument = getattr(self.stack, "instrument", None)
+        if instrument is not None:
+            from harness.instrument.control import events_from_records
+
+            self.history.extend(events_from_records(instrument.records()))
         states = self.jobs.state_events(self.database_dsn)
         self.history.extend(states)
         self.history.extend(attempt_deaths(states, self.jobs.terminal_states))

@@ -36,6 +36,12 @@ budget     ok     declared / effective {task, soft, hard}          per-task time
 query      ok     scan                 {table, scans, items}       table scans for a batch
 harness    info   settle               {settled: false}            the run did not settle
                                         (jobs still pending) before its bound
+instrument invoke task                 {pid, task, task_id, retries, redelivered}
+                                        a task run began (job and attempt as the
+                                        instrumentation numbered them)
+           ok     task                 {pid, task, task_id, state} it ended
+           fail   job_id_from          {pid, task, task_id, expression, error}
+                                        the job id was not where config says
 =========  ==========================  ==================================================
 
 ``job_id`` and ``attempt`` are top-level event fields whenever they are
@@ -55,8 +61,10 @@ SWEEP = "sweep"
 BUDGET = "budget"
 QUERY = "query"
 HARNESS = "harness"
+INSTRUMENT = "instrument"
 
-SOURCES = (SUBMIT, JOB, WRITE, PAIDAPI, FAILPOINT, FAULT, WORKER, EVENT, SWEEP, BUDGET, QUERY, HARNESS)
+SOURCES = (SUBMIT, JOB, WRITE, PAIDAPI, FAILPOINT, FAULT, WORKER, EVENT, SWEEP, BUDGET, QUERY, HARNESS,
+           INSTRUMENT)
 
 # event names
 STATE = "state"

@@ -36,6 +36,7 @@ class CallRecord:
     attempt: int | None
     key: str | None  # the Idempotency-Key header
     mode: str
+    caller_pid: int | None = None  # the X-Caller-Pid header: which process holds the call
     state: str = "in_flight"
     billed: bool = False
     status: int | None = None

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Mapping
 
 from harness.errors import ConfigError
+from harness.instrument import ENV_DIR, FAILED_MARKER, LOADED_MARKER
 from harness.stack.process import ProcessService
 from harness.stack.readiness import ReadyCheck
 
@@ -62,3 +63,23 @@ class AppProcess(ProcessService):
 
     def probe(self) -> bool:
         return self.ready.probe(self.host, self.port, lambda: self.logs_since(self._spawn_offset))
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        super().wait_ready(timeout)
+        if ENV_DIR in self.extra_env:
+            self._check_instrumented()
+
+    def _check_instrumented(self) -> None:
+        """Fail the start of a process the instrumentation did not load into (it wrote its
+        marker at interpreter start, long before the process could be ready)."""
+        log = self.logs_since(self._spawn_offset)
+        if LOADED_MARKER in log:
+            return
+        failed = [line for line in log.splitlines() if FAILED_MARKER in line]
+        reason = (failed[0].split(FAILED_MARKER, 1)[1].strip() if failed else
+                  "no Python interpreter of this environment started it (a non-Python program, "
+                  "a -S / -I interpreter, or a PYTHONPATH replaced by the command)")
+        error = self.error(f"jobquake's instrumentation did not load into process {self.name!r}: {reason}; "
+                           f"fix it, or set instrument = false for this process")
+        self.discard_failed_start()
+        raise error

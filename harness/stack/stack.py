@@ -21,7 +21,7 @@ from harness.stack.sqs import QueueSpec
 from harness.stack.worker import WorkerPool
 
 PROXYABLE = ("paidapi", "redis", "postgres", "sqs")
-PROCESS_KEYS = {"command", "ready", "start_timeout"}
+PROCESS_KEYS = {"command", "ready", "start_timeout", "instrument"}
 
 
 class Stack:
@@ -50,9 +50,11 @@ class Stack:
         self.proxy = backend.proxy("proxy", seed=config.seed, **common("proxy"), routes={
             name: (port, f"{upstreams[name].host}:{upstreams[name].port}") for name, port in self.proxy_ports.items()})
         self.failpoints = _failpoint_control(self.workdir / "failpoints")
+        self.instrument = _instrument_control(self.workdir / "instrument") if config.instrument else None
         self._app_ports = {name: free_port() for name in config.processes}
         self.values = self._values()
-        self.env = self._env()
+        self.plain_env = self._env()
+        self.env = self._instrumented(self.plain_env)
         self.processes = {name: self._app_process(name, spec) for name, spec in config.processes.items()}
         self.workers = WorkerPool(
             factory=backend.worker, command=config.worker_command, values=self.values, count=config.workers if config.worker_command else 0,
@@ -70,7 +72,9 @@ class Stack:
 
         def build(url: str) -> None:
             schema(url)
-            jobs.install_state_log(url.replace("postgresql+psycopg://", "postgresql://", 1))
+            dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
+            jobs.check(dsn)  # a wrong job_* key fails here, naming the columns that exist
+            jobs.install_state_log(dsn)
         return build
 
     @property
@@ -113,6 +117,16 @@ class Stack:
                                   f"{', '.join(sorted(self.values))}", key=f"env.{var}") from exc
         return env
 
+    def _instrumented(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` plus what loads the instrumentation (PYTHONPATH: ours first, then the app's)."""
+        if self.instrument is None:
+            return env
+        import os
+
+        pythonpath = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        return {**env, **self.instrument.env(paidapi_url=self.values["paidapi_url"],
+                                             job_id_from=self.config.job_id_from, pythonpath=pythonpath)}
+
     def _app_process(self, name: str, spec: Any) -> AppProcess:
         if not isinstance(spec, dict) or "command" not in spec:
             raise ConfigError(f"processes.{name}: expected a table with 'command'", key=f"processes.{name}")
@@ -123,7 +137,8 @@ class Stack:
         return self.backend.app_process(name, command=spec["command"], values=self.values,
                           ready=ReadyCheck.parse(spec.get("ready", "tcp")),
                           start_timeout=float(spec.get("start_timeout", self.config.start_timeout)),
-                          port=self._app_ports[name], workdir=self.workdir / "app", env=self.env,
+                          port=self._app_ports[name], workdir=self.workdir / "app",
+                          env=self.env if spec.get("instrument", True) else self.plain_env,
                           cwd=self.config.root)
 
     # -- lifecycle -----------------------------------------------------------------
@@ -143,6 +158,8 @@ class Stack:
     def reset(self) -> None:
         """Give the next test a clean world: empty broker, fresh DB, no toxics, empty ledger."""
         self.failpoints.reset()
+        if self.instrument is not None:
+            self.instrument.reset()
         self.proxy.client().reset()
         self.paidapi.control().reset()
         self.redis.reset()
@@ -172,6 +189,12 @@ def _queue(spec: Any) -> QueueSpec:
         return QueueSpec.from_dict(spec)
     except TypeError as exc:
         raise ConfigError(f"queues: bad queue {spec!r}: {exc}", key="queues") from exc
+
+
+def _instrument_control(path: Path):
+    from harness.instrument.control import InstrumentControl
+
+    return InstrumentControl.create(path)
 
 
 def _failpoint_control(path: Path):

@@ -1,0 +1,43 @@
+"""Instrumentation the harness loads into every app process it starts, with no change to the app.
+
+Like ``opentelemetry-instrument``: the harness prepends ``boot/`` (a
+``sitecustomize.py``) to the app processes' ``PYTHONPATH`` and sets the
+variables below. At interpreter start it patches, as each is imported:
+
+* Celery: the running task (id, name, args, retries, redelivery) through
+  the ``task_prerun`` / ``task_postrun`` signals; the job id is read where
+  ``job_id_from`` says; each run of a task for a job is the next attempt.
+* httpx, requests, aiohttp: calls whose URL starts with the paid API's URL
+  carry ``X-Job-Id``, ``X-Attempt`` and ``X-Caller-Pid``.
+* SQLAlchemy: every engine that connects is lent to failpoint actions
+  (``exhaust_pool`` finds it as ``db_engine``).
+
+and offers failpoints at those framework boundaries (``FAILPOINTS``). Without
+``ENV_DIR`` in the environment nothing is loaded. This package imports
+nothing heavy: the libraries it patches are the app's, imported by the app.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+ENV_DIR = "JOBQUAKE_INSTRUMENT_DIR"  # the run's instrumentation folder; its presence switches it on
+ENV_PAIDAPI_URL = "JOBQUAKE_PAIDAPI_URL"  # calls to URLs starting with this are tagged
+ENV_JOB_ID_FROM = "JOBQUAKE_INSTRUMENT_JOB_ID_FROM"  # where the job id is (config ``job_id_from``)
+
+BOOT_DIR = Path(__file__).resolve().parent / "boot"  # holds the sitecustomize.py to prepend
+LOADED_MARKER = "jobquake-instrument: loaded"  # written to the process's stderr once active
+FAILED_MARKER = "jobquake-instrument: FAILED"  # ... or this, with the reason
+
+# The failpoints every instrumented process offers: name -> where it fires.
+FAILPOINTS = {
+    "sqlalchemy.after_commit": "a connection that committed went back to its pool",
+    "sqlalchemy.pool_checkout": "before a connection is taken from a pool",
+    "celery.before_publish": "before a task message is published (Celery before_task_publish)",
+    "celery.task_prerun": "before a task runs, once its job and attempt are known",
+    "celery.task_postrun": "after a task ran, before its job context is cleared",
+    "http.before_paid_call": "before a call to the paid API is sent, headers set",
+}
+
+HEADER_JOB = "X-Job-Id"
+HEADER_ATTEMPT = "X-Attempt"
+HEADER_PID = "X-Caller-Pid"

@@ -1,0 +1,93 @@
+"""SQLAlchemy: the app's engines lent to failpoint actions, and failpoints at commit and checkout.
+
+Every engine that connects is registered as ``db_engine`` (the most recent
+one, unless the app registered its own) and as ``db_engine.<n>`` in the
+order engines first connect, so ``exhaust_pool`` works on an app that never
+heard of failpoints.
+
+``sqlalchemy.after_commit`` fires when a connection that committed is
+closed, i.e. back in its pool: that is the moment between "the job row is
+written" and whatever the app does next (publish the task), and a pool
+exhausted there leaves the app's next checkout to time out. Firing at the
+commit itself would be too early: the committing connection is still
+checked out, and would go back to the pool right after.
+"""
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any
+
+from harness.failpoints import _registry
+from harness.instrument._fire import fire
+
+DEFAULT = "db_engine"
+
+
+class EngineRegistry:
+    """Engines seen in this process, lent to failpoint actions under stable names."""
+
+    def __init__(self) -> None:
+        self._seen: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self._ours: Any = None  # the engine we registered as DEFAULT (an app's own stays)
+
+    def saw(self, engine: Any) -> None:
+        if engine not in self._seen:
+            self._seen[engine] = len(self._seen) + 1
+            _registry.register_resource(f"{DEFAULT}.{self._seen[engine]}", engine)
+        current = _registry.resources.get(DEFAULT)
+        if current is None or current is self._ours:
+            _registry.register_resource(DEFAULT, engine)
+            self._ours = engine
+
+
+def install(sqlalchemy: Any) -> None:
+    """Listen on every Engine and Pool; wrap Connection.close and Pool.connect."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Connection, Engine
+    from sqlalchemy.pool import Pool
+
+    engines = EngineRegistry()
+    committed: weakref.WeakSet[Any] = weakref.WeakSet()
+    event.listen(Engine, "engine_connect", lambda conn, *a: engines.saw(conn.engine))
+    event.listen(Engine, "commit", committed.add)
+    _after_close(Connection, committed, engines)
+    _before_checkout(Pool)
+
+
+def _after_close(connection_cls: Any, committed: Any, engines: EngineRegistry) -> None:
+    original = connection_cls.close
+    if getattr(original, "_jobquake_patched", False):
+        return
+
+    @functools.wraps(original)
+    def close(conn: Any) -> None:
+        original(conn)
+        if conn in committed:
+            committed.discard(conn)
+            engines.saw(conn.engine)
+            fire("sqlalchemy.after_commit", engine=_url(conn.engine))
+
+    close._jobquake_patched = True  # type: ignore[attr-defined]
+    connection_cls.close = close
+
+
+def _before_checkout(pool_cls: Any) -> None:
+    original = pool_cls.connect
+    if getattr(original, "_jobquake_patched", False):
+        return
+
+    @functools.wraps(original)
+    def connect(pool: Any) -> Any:
+        fire("sqlalchemy.pool_checkout", pool=type(pool).__name__)
+        return original(pool)
+
+    connect._jobquake_patched = True  # type: ignore[attr-defined]
+    pool_cls.connect = connect
+
+
+def _url(engine: Any) -> str:
+    try:
+        return engine.url.render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - a label only
+        return repr(engine)

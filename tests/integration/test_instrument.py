@@ -1,0 +1,95 @@
+"""The instrumentation in an app that knows nothing of jobquake (``tests/plainapp``).
+
+Its tasks call the paid API with plain httpx and requests and send no
+header of their own: the ledger must still show each call's job, attempt
+and the pid of the worker child that made it. Framework failpoints work
+without a line of jobquake in the app: ``exhaust_pool`` at
+``sqlalchemy.after_commit`` leaves the app's next checkout to time out.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+import pytest
+from celery import Celery
+
+from harness._wait import wait_until
+from harness.config import resolve
+from harness.run import Run
+from harness.stack import reaper
+from harness.stack.stack import Stack
+
+pytestmark = pytest.mark.integration
+
+PLAINAPP = Path(__file__).parent.parent / "plainapp"
+
+
+@pytest.fixture(scope="module")
+def plain_stack():
+    stack = Stack(resolve(environ={}, pyproject=PLAINAPP / "pyproject.toml"), reaper.run_dir() / "plain-stack")
+    stack.start()
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture
+def plain(plain_stack, tmp_path):
+    plain_stack.reset()
+    run = Run(plain_stack, plain_stack.config, tmp_path / "artifacts", "plain")
+    yield run
+    run.faults.heal_all()
+    run.close()
+
+
+def submit(run: Run, task: str, item_id: str) -> None:
+    with psycopg.connect(run.database_dsn, autocommit=True) as conn:
+        conn.execute("INSERT INTO work_items (item_id, status) VALUES (%s, 'new')", (item_id,))
+    Celery(broker=run.redis_url).send_task(task, args=[item_id])
+
+
+def item(run: Run, item_id: str) -> dict | None:
+    with psycopg.connect(run.database_dsn, autocommit=True) as conn:
+        row = conn.execute("SELECT status, worker_pid, tries FROM work_items WHERE item_id = %s",
+                           (item_id,)).fetchone()
+    return None if row is None else {"status": row[0], "worker_pid": row[1], "tries": row[2]}
+
+
+def wait_status(run: Run, item_id: str, status: str, timeout: float = 20) -> dict:
+    return wait_until(lambda: (row := item(run, item_id)) and row["status"] == status and row,
+                      timeout=timeout, what=f"{item_id} {status}")
+
+
+@pytest.mark.parametrize("task, route", [("plain.with_httpx", "/v1/classify"),
+                                         ("plain.with_requests", "/v1/summarize")])
+def test_each_paid_call_carries_its_job_attempt_and_worker_child_pid(plain, task, route):
+    submit(plain, task, "item-1")
+    row = wait_status(plain, "item-1", "finished")
+    [call] = plain.paidapi.ledger()
+    assert (call["route"], call["job_id"], call["attempt"]) == (route, "item-1", 1)
+    assert call["caller_pid"] == row["worker_pid"]
+    assert call["caller_pid"] != plain.workers[0].pid  # the pool child, not the worker's main process
+
+
+def test_a_retry_is_attempt_two(plain):
+    submit(plain, "plain.retried", "item-2")
+    wait_status(plain, "item-2", "finished")
+    calls = plain.paidapi.ledger()
+    assert [(c["job_id"], c["attempt"]) for c in calls] == [("item-2", 1), ("item-2", 2)]
+    runs = [r for r in plain_stack_events(plain) if r["name"] == "task" and r["type"] == "invoke"]
+    assert [(r["attempt"], r["data"]["retries"]) for r in runs] == [(1, 0), (2, 1)]
+
+
+def plain_stack_events(run: Run) -> list[dict]:
+    return run.stack.instrument.records()
+
+
+def test_exhaust_pool_after_commit_makes_the_next_checkout_fail(plain):
+    fault = plain.faults.exhaust_pool("sqlalchemy.after_commit", match={"job_id": "item-3"})
+    submit(plain, "plain.write_then_read", "item-3")
+    [trigger] = fault.wait_triggered(timeout=20)
+    assert trigger["context"]["job_id"] == "item-3" and trigger["context"]["attempt"] == 1
+    worker = plain.workers[0]
+    wait_until(lambda: "QueuePool limit of size 2 overflow 0 reached" in worker.logs(), timeout=20,
+               what="the app's next checkout to time out")
+    assert item(plain, "item-3")["status"] == "running"  # written, then nothing more could be
