@@ -21,7 +21,9 @@ from psycopg import sql
 
 from harness._wait import wait_until
 from harness.errors import HarnessError
+from harness.instrument._fire import ENV_PROCESS
 
+SUBMITTER = "submit"  # the label of the submitting process in failpoint contexts (see submitter_match)
 RESULT_MARK = "jobquake-submit-result "
 SUBMIT_TIMEOUT = 60.0  # seconds a submission may take (a pool wait, a slow commit) before it is an error
 # run in the submitting process: import the function, call it, print its result on a marked line
@@ -55,7 +57,7 @@ class AppClient:
         history = self.jq.history
         history.record("submit", "invoke", "submit", data={"function": self.submit_spec, "args": kwargs})
         proc = subprocess.run([sys.executable, "-c", RUNNER, self.submit_spec, json.dumps(kwargs, default=str)],
-                              cwd=self.jq.config.root, env={**os.environ, **self.jq.stack.env},
+                              cwd=self.jq.config.root, env={**os.environ, **self.jq.stack.env, ENV_PROCESS: SUBMITTER},
                               capture_output=True, text=True, timeout=SUBMIT_TIMEOUT)
         marked = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_MARK)]
         if proc.returncode != 0 or not marked:
@@ -73,6 +75,11 @@ class AppClient:
     def submit_job(self, n: int) -> str:
         """Submit job number ``n`` with the arguments ``job_args(n)``."""
         return self.submit(**self.job_args(n))
+
+    @staticmethod
+    def submitter_match() -> dict[str, str]:
+        """A failpoint ``match`` that fires only in the process a ``submit`` runs in."""
+        return {"process": SUBMITTER}
 
     # -- the job table -----------------------------------------------------------
     def job(self, job_id: str) -> dict[str, Any]:

@@ -16,6 +16,9 @@ SWEEPER = "sweeper"
 MARGIN = 10.0  # seconds of slack for a busy machine
 
 
+# added by hand after `jobquake init`: the bugs of this app this scenario exists to catch
+@pytest.mark.catches("acks-early", invariant="every_job_terminal")
+@pytest.mark.catches("fresh-key-per-retry", invariant="no_double_billing")
 @pytest.mark.jobquake(settle=False)  # settled below, within settle_timeout
 def test_a_job_whose_worker_dies_mid_call_still_ends_and_is_billed_once(jq, app):
     if SWEEPER:
