@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 import psycopg
@@ -50,6 +51,7 @@ class AppClient:
         self.submit_spec = submit
         self.job_args = job_args or (lambda n: {})
         self.table = jq.jobs
+        self._pool: ThreadPoolExecutor | None = None
 
     # -- submitting --------------------------------------------------------------
     def submit(self, **kwargs: Any) -> str:
@@ -75,6 +77,12 @@ class AppClient:
     def submit_job(self, n: int) -> str:
         """Submit job number ``n`` with the arguments ``job_args(n)``."""
         return self.submit(**self.job_args(n))
+
+    def submit_job_later(self, n: int) -> Future[str]:
+        """``submit_job(n)`` in a thread: the scenario can watch the job run while the submit returns."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jobquake-submit")
+        return self._pool.submit(self.submit_job, n)
 
     @staticmethod
     def submitter_match() -> dict[str, str]:
@@ -115,4 +123,7 @@ class AppClient:
             return cursor.fetchall() if cursor.description else []
 
     def close(self) -> None:
-        """Nothing held between calls; here for symmetry with other clients."""
+        """Wait for submissions still under way."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None

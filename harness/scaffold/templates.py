@@ -61,13 +61,14 @@ def test_a_job_whose_worker_dies_mid_call_still_ends_and_is_billed_once(jq, app)
     if SWEEPER:
         jq.stack.processes[SWEEPER].stop()
     gate = jq.paidapi.gate()  # every paid call is held until the gate goes
-    job_id = app.submit_job(1)
+    submitted = app.submit_job_later(1)  # the kill must land within the call's deadline: no waiting
     gate.wait_held(timeout=MARGIN)  # a worker is blocked on the model now
     # the worker that holds the call is among them: every worker dies, whichever made it
     kills = [jq.faults.kill_worker(index) for index in range(len(jq.workers))]
     gate.remove()  # the provider finishes and bills; nobody is there to read the answer
     for kill in kills:
         kill.heal()  # a fresh worker in each dead one's place
+    job_id = submitted.result(timeout=MARGIN)
     jq.settle()
     assert app.job(job_id)["state"] in jq.config.terminal_states, app.job(job_id)
 '''

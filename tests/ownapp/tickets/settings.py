@@ -33,7 +33,7 @@ def seconds(name: str, default: float) -> float:
 
 def model_timeout_s() -> float:
     """How long one model call may take before the ticket fails with ``timeout:``."""
-    return seconds("TICKETS_MODEL_TIMEOUT_S", 60)
+    return seconds("TICKETS_MODEL_TIMEOUT_S", 150)
 
 
 def soft_limit_s() -> float:

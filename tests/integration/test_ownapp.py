@@ -1,0 +1,28 @@
+"""The second app (tests/ownapp), set up only by `jobquake init`: its headline scenarios pass on its code.
+
+They run as a user runs them, from the app's folder, in a pytest of their
+own. That each of its bugs is caught is the mutation matrix's job
+(``jobquake mutants`` in that folder; CI runs it).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+OWNAPP = Path(__file__).resolve().parents[1] / "ownapp"
+SCENARIOS = 5
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_second_apps_headline_scenarios_pass_on_its_correct_code(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pytest", "scenarios", "-p", "no:cacheprovider", "-q",
+                           f"--jobquake-artifacts={tmp_path / 'artifacts'}"],
+                          cwd=OWNAPP, capture_output=True, text=True, timeout=600)
+    tail = proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, tail
+    assert f"{SCENARIOS} passed" in proc.stdout, tail
+    assert f"{SCENARIOS} scenario(s): {SCENARIOS} valid" in proc.stdout, tail
