@@ -1,6 +1,7 @@
 """Turn a scan's findings into the ``[tool.jobquake]`` text and the scenario files."""
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,10 +167,21 @@ def _submit_function(found: Findings) -> Function | None:
     for fn in found.functions:
         if fn.name.startswith("_") or (fn.module, fn.name) in task_modules or fn.module in found.processes:
             continue
-        dump = fn.body and __import__("ast").dump(fn.body)
-        if f"id='{job.variable}'" in dump and "insert" in dump.lower():
+        if writes_to(fn, job):
             return fn
     return None
+
+
+def writes_to(fn: Function, table: Table) -> bool:
+    """True when ``fn`` inserts into ``table``: ``insert(<its variable>)`` or ``INSERT INTO <its name>``."""
+    for node in ast.walk(fn.body):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "insert" \
+                and any(isinstance(a, ast.Name) and a.id == table.variable for a in node.args):
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                f"insert into {table.name}" in " ".join(node.value.lower().split()):
+            return True
+    return False
 
 
 def _job_args(fn: Function | None, todos: list[str]) -> str:

@@ -138,12 +138,15 @@ class _Module:
 
     def __init__(self, module: str, tree: ast.Module, found: Findings):
         self.module, self.tree, self.found = module, tree, found
-        self.reads_environ = "environ" in ast.dump(tree) or "getenv" in ast.dump(tree)
+        dump = ast.dump(tree)
+        self.reads_environ = "environ" in dump or "getenv" in dump
 
     def visit_all(self) -> None:
         for node in self.tree.body:
             if isinstance(node, ast.Assign):
-                self._assignment(node)
+                self._assignment(node.targets[0], node.value)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self._assignment(node.target, node.value)
             elif isinstance(node, ast.FunctionDef):
                 self._function(node)
             elif isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
@@ -154,11 +157,9 @@ class _Module:
         for name in environ_subscripts(self.tree):
             self.found.env_vars.setdefault(name, None)
 
-    def _assignment(self, node: ast.Assign) -> None:
-        target = node.targets[0]
+    def _assignment(self, target: ast.expr, value: ast.expr) -> None:
         if not isinstance(target, ast.Name):
             return
-        value = node.value
         if isinstance(value, ast.Call) and _call_name(value) == "Celery" and self.found.celery_app is None:
             self.found.celery_app = (self.module, target.id)
         elif isinstance(value, ast.Call) and _call_name(value) == "Table" and value.args:
