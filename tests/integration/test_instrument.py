@@ -93,3 +93,30 @@ def test_exhaust_pool_after_commit_makes_the_next_checkout_fail(plain):
     wait_until(lambda: "QueuePool limit of size 2 overflow 0 reached" in worker.logs(), timeout=20,
                what="the app's next checkout to time out")
     assert item(plain, "item-3")["status"] == "running"  # written, then nothing more could be
+
+
+def test_framework_failpoints_carry_the_job_context(plain):
+    armed = {name: plain.faults.failpoint(name, "sleep", seconds=0) for name in (
+        "celery.task_prerun", "celery.before_publish", "http.before_paid_call", "sqlalchemy.pool_checkout",
+        "celery.task_postrun")}
+    submit(plain, "plain.retried", "item-4")
+    wait_status(plain, "item-4", "finished")
+    publish = armed["celery.before_publish"].wait_triggered(timeout=5)[0]["context"]
+    assert (publish["job_id"], publish["attempt"], publish["published_task"]) == ("item-4", 1, "plain.retried")
+    paid = [t["context"] for t in armed["http.before_paid_call"].wait_triggered(timeout=5, count=2)]
+    assert [(c["job_id"], c["attempt"], c["method"]) for c in paid] == [("item-4", 1, "POST"), ("item-4", 2, "POST")]
+    assert paid[0]["url"].endswith("/v1/classify")
+    for name in ("celery.task_prerun", "celery.task_postrun"):
+        assert [t["context"]["attempt"] for t in armed[name].wait_triggered(timeout=5, count=2)] == [1, 2]
+    assert armed["sqlalchemy.pool_checkout"].wait_triggered(timeout=5)[0]["context"]["job_id"] == "item-4"
+
+
+def test_task_runs_reach_the_history_and_the_snapshot_shows_each_jobs_age(plain):
+    submit(plain, "plain.with_httpx", "item-5")
+    wait_status(plain, "item-5", "finished")
+    assert plain.settle(10)
+    history, snapshot = plain.collect()
+    runs = [(e.type, e.name, e.job_id, e.attempt) for e in history if e.source == "instrument"]
+    assert runs == [("invoke", "task", "item-5", 1), ("ok", "task", "item-5", 1)]
+    row = snapshot.job("item-5")
+    assert row.state == "finished" and 0 <= snapshot.taken_at_wall - row.updated_at < 30
