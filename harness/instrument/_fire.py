@@ -5,10 +5,14 @@ guard each of those checkouts would fire ``sqlalchemy.pool_checkout`` again.
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from harness.failpoints import failpoint
-from harness.instrument import _context
+from harness.instrument import ENV_PROCESS, _context
+
+# the stack's name for this process, so an arming can target one (match={"process": "api"})
+_PROCESS = {"process": os.environ[ENV_PROCESS]} if os.environ.get(ENV_PROCESS) else {}
 
 
 def fire(name: str, **context: Any) -> Any:
@@ -16,6 +20,6 @@ def fire(name: str, **context: Any) -> Any:
     if _context.inside_action():
         return None
     job = _context.current()
-    full = {**(job.failpoint_context() if job else {}), **context}
+    full = {**_PROCESS, **(job.failpoint_context() if job else {}), **context}
     with _context.quiet():
         return failpoint(name, **full)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 from celery import Celery
@@ -103,6 +104,7 @@ def test_framework_failpoints_carry_the_job_context(plain):
     wait_status(plain, "item-4", "finished")
     publish = armed["celery.before_publish"].wait_triggered(timeout=5)[0]["context"]
     assert (publish["job_id"], publish["attempt"], publish["published_task"]) == ("item-4", 1, "plain.retried")
+    assert publish["process"] == "worker1"
     paid = [t["context"] for t in armed["http.before_paid_call"].wait_triggered(timeout=5, count=2)]
     assert [(c["job_id"], c["attempt"], c["method"]) for c in paid] == [("item-4", 1, "POST"), ("item-4", 2, "POST")]
     assert paid[0]["url"].endswith("/v1/classify")
@@ -120,3 +122,15 @@ def test_task_runs_reach_the_history_and_the_snapshot_shows_each_jobs_age(plain)
     assert runs == [("invoke", "task", "item-5", 1), ("ok", "task", "item-5", 1)]
     row = snapshot.job("item-5")
     assert row.state == "finished" and 0 <= snapshot.taken_at_wall - row.updated_at < 30
+
+
+def test_pool_exhausted_between_the_job_write_and_the_enqueue_in_an_app_process(plain):
+    fault = plain.faults.exhaust_pool("sqlalchemy.after_commit", match={"process": "submitter"})
+    publish = plain.faults.failpoint("celery.before_publish", "sleep", seconds=0, match={"process": "submitter"})
+    answer = httpx.post(plain.values["submitter_url"] + "/submit/item-6", timeout=20)
+    assert answer.status_code == 500 and "QueuePool limit of size 2 overflow 0 reached" in answer.text
+    [trigger] = fault.triggers()
+    assert trigger["pid"] == plain.stack.processes["submitter"].pid and "job_id" not in trigger["context"]
+    [sent] = publish.triggers()
+    assert (sent["context"]["job_id"], sent["context"]["published_task"]) == ("item-6", "plain.with_httpx")
+    wait_status(plain, "item-6", "finished")  # the worker has its own pool: the job still runs

@@ -74,3 +74,31 @@ def test_a_wrong_job_table_names_the_tables_that_exist():
     with pytest.raises(ConfigError, match=r"^job_table = 'jobs': the schema has no such table; its tables: "
                                           r"work_items"):
         stack.start()
+
+
+@pytest.fixture
+def postgres(tmp_path):
+    from harness._ports import release_port
+    from harness.stack.postgres import PostgresService
+
+    service = PostgresService("postgres", port=free_port(), workdir=tmp_path / "pg")
+    service.start()
+    yield service
+    service.stop()
+    service.remove_data()
+    release_port(service.port)
+
+
+def test_terminal_states_must_be_values_of_an_enum_state_column(postgres):
+    import psycopg
+
+    from harness.evidence import JobTable
+
+    with psycopg.connect(postgres.dsn, autocommit=True) as conn:
+        conn.execute("CREATE TYPE phase AS ENUM ('waiting', 'complete', 'error')")
+        conn.execute("CREATE TABLE runs (run_id text PRIMARY KEY, phase phase NOT NULL)")
+    table = JobTable("runs", "run_id", "phase", None, None, None, ("complete", "failed"))
+    with pytest.raises(ConfigError, match=r"^terminal_states: 'failed' not a value of runs.phase; its values: "
+                                          r"waiting, complete, error$"):
+        table.check(postgres.dsn)
+    JobTable("runs", "run_id", "phase", None, None, None, ("complete", "error")).check(postgres.dsn)
