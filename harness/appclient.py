@@ -22,7 +22,7 @@ from psycopg import sql
 
 from harness._wait import wait_until
 from harness.errors import HarnessError
-from harness.instrument._fire import ENV_PROCESS
+from harness.instrument import ENV_PROCESS
 
 SUBMITTER = "submit"  # the label of the submitting process in failpoint contexts (see submitter_match)
 RESULT_MARK = "jobquake-submit-result "

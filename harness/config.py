@@ -19,7 +19,8 @@ from harness.errors import ConfigError
 
 # Environment variables jobquake sets for its own processes: never config keys.
 RESERVED_ENV = {"JOBQUAKE_FAILPOINTS_DIR", "JOBQUAKE_CACHE_DIR", "JOBQUAKE_REQUIRE_DOCKER",
-                "JOBQUAKE_INSTRUMENT_DIR", "JOBQUAKE_INSTRUMENT_JOB_ID_FROM", "JOBQUAKE_PAIDAPI_URL"}
+                "JOBQUAKE_INSTRUMENT_DIR", "JOBQUAKE_INSTRUMENT_JOB_ID_FROM", "JOBQUAKE_PAIDAPI_URL",
+                "JOBQUAKE_PROCESS_NAME"}
 
 
 def _positive_float(value: Any) -> float:

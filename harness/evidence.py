@@ -63,6 +63,20 @@ class JobTable:
             if column not in columns:
                 raise ConfigError(f"{key} = {column!r}: table {self.table!r} has no such column; its columns: "
                                   f"{', '.join(columns)}", key=key)
+        self._check_states(dsn)
+
+    def _check_states(self, dsn: str) -> None:
+        """Where the state column is an enum, every terminal state must be one of its labels."""
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+            labels = [r[0] for r in conn.execute(
+                "SELECT e.enumlabel FROM pg_attribute a JOIN pg_enum e ON e.enumtypid = a.atttypid "
+                "WHERE a.attrelid = to_regclass(%s) AND a.attname = %s ORDER BY e.enumsortorder",
+                (self.table, self.state_column)).fetchall()]
+        unknown = [state for state in self.terminal_states if labels and state not in labels]
+        if unknown:
+            raise ConfigError(f"terminal_states: {', '.join(map(repr, unknown))} not a value of "
+                              f"{self.table}.{self.state_column}; its values: {', '.join(labels)}",
+                              key="terminal_states")
 
     def state_log(self) -> StateLogConfig:
         return StateLogConfig(table=self.table, id_column=self.id_column, state_column=self.state_column,

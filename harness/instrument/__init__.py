@@ -23,6 +23,7 @@ from pathlib import Path
 ENV_DIR = "JOBQUAKE_INSTRUMENT_DIR"  # the run's instrumentation folder; its presence switches it on
 ENV_PAIDAPI_URL = "JOBQUAKE_PAIDAPI_URL"  # calls to URLs starting with this are tagged
 ENV_JOB_ID_FROM = "JOBQUAKE_INSTRUMENT_JOB_ID_FROM"  # where the job id is (config ``job_id_from``)
+ENV_PROCESS = "JOBQUAKE_PROCESS_NAME"  # the process's name in the stack ("api", "worker1"...)
 
 BOOT_DIR = Path(__file__).resolve().parent / "boot"  # holds the sitecustomize.py to prepend
 LOADED_MARKER = "jobquake-instrument: loaded"  # written to the process's stderr once active

@@ -27,6 +27,7 @@ def activate() -> None:
     calls = PaidCalls(os.environ.get(ENV_PAIDAPI_URL, ""))
     when_imported("celery", celery_hooks.install)
     when_imported("httpx", calls.patch_httpx)
+    when_imported("httpx2", calls.patch_httpx)  # httpx's fork, what openai >= 3 sends through
     when_imported("requests", calls.patch_requests)
     when_imported("aiohttp", calls.patch_aiohttp)
     when_imported("sqlalchemy", _sqlalchemy)

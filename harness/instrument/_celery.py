@@ -67,7 +67,7 @@ class CeleryHooks:
         # protocol 2 bodies are (args, kwargs, embed); a miss here is no error: the task may not be a job's
         try:
             args, kwargs = (body[0], body[1]) if isinstance(body, (tuple, list)) else ((), {})
-            return self.resolve(None, str(headers.get("id")), tuple(args), dict(kwargs))
+            return self.resolve(_registered(name), str(headers.get("id")), tuple(args), dict(kwargs))
         except (jobid.Unresolved, IndexError, TypeError, ValueError):
             return None
 
@@ -81,3 +81,19 @@ class CeleryHooks:
             _events.record(self.folder, "fail", "job_id_from", task=name, task_id=task_id,
                            expression=self.expression, error=str(exc))
             return None
+
+
+def _registered(name: str | None) -> Any:
+    """The task object ``name`` in any Celery app of this process (None when not defined here).
+
+    Every app, not ``current_app``: that one is per thread, and a web server's
+    handler thread sees the default app. Registries are read as they stand:
+    asking ``app.tasks`` would finalize an app early.
+    """
+    from celery import _state
+
+    for app in list(_state._get_active_apps()):
+        task = (getattr(app, "_tasks", None) or {}).get(name)
+        if task is not None:
+            return task
+    return None

@@ -68,6 +68,10 @@ def next_attempt(folder: str | None, task: str, job_id: str, fallback: int) -> i
     path = os.path.join(folder, ATTEMPTS_DIR, key)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
+        try:
+            os.fchmod(fd, 0o666)  # a container running as another uid counts in the same file
+        except PermissionError:
+            pass  # someone else created it, and did the same
         fcntl.flock(fd, fcntl.LOCK_EX)
         raw = os.pread(fd, 32, 0).strip()
         attempt = (int(raw) if raw.isdigit() else 0) + 1

@@ -9,9 +9,10 @@ import os
 from typing import Any
 
 from harness.failpoints import failpoint
-from harness.instrument import _context
+from harness.instrument import ENV_PROCESS, _context
 
-ENV_PROCESS = "JOBQUAKE_PROCESS"  # a label the harness gives a process it starts (e.g. "submit")
+# the stack's name for this process, so an arming can target one (match={"process": "api"})
+_PROCESS = {"process": os.environ[ENV_PROCESS]} if os.environ.get(ENV_PROCESS) else {}
 
 
 def fire(name: str, **context: Any) -> Any:
@@ -19,9 +20,6 @@ def fire(name: str, **context: Any) -> Any:
     if _context.inside_action():
         return None
     job = _context.current()
-    full = {**(job.failpoint_context() if job else {}), **context}
-    process = os.environ.get(ENV_PROCESS)
-    if process:  # lets a failpoint be armed for one process only (match={"process": ...})
-        full.setdefault("process", process)
+    full = {**_PROCESS, **(job.failpoint_context() if job else {}), **context}
     with _context.quiet():
         return failpoint(name, **full)

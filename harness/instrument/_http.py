@@ -1,7 +1,8 @@
 """HTTP clients: calls to the paid API carry the job, attempt and pid of the code that makes them.
 
 Patched where every request of each library passes: httpx's transports
-(what the official openai / anthropic clients use), requests'
+(what the official anthropic client uses) and those of its fork httpx2
+(what the official openai client uses from version 3, same classes), requests'
 ``Session.send``, aiohttp's ``ClientSession._request``. Only URLs that start
 with the paid API's URL are touched; headers the app set itself win.
 """

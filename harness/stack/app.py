@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Mapping
 
 from harness.errors import ConfigError
-from harness.instrument import ENV_DIR, FAILED_MARKER, LOADED_MARKER
+from harness.instrument import ENV_DIR, ENV_PROCESS, FAILED_MARKER, LOADED_MARKER
 from harness.stack.process import ProcessService
 from harness.stack.readiness import ReadyCheck
 
@@ -49,6 +49,8 @@ class AppProcess(ProcessService):
         if cwd is not None:
             self.cwd = Path(cwd)  # the app runs from its project folder, as its developers run it
         self.template = command
+        if ENV_DIR in self.extra_env:
+            self.extra_env[ENV_PROCESS] = name  # framework failpoints name the process they fire in
         self.values = dict(values)
         self.ready = ready
         self.start_timeout = start_timeout

@@ -20,6 +20,7 @@ from typing import Any, Mapping
 import harness
 from harness.config import Config
 from harness.failpoints.spec import ENV_VAR as FAILPOINTS_ENV
+from harness.instrument import ENV_DIR as INSTRUMENT_ENV
 from harness.stack.app import AppProcess
 from harness.stack.container_host import Mount, code_mounts, env_with_path
 from harness.stack.containers import ContainerService
@@ -125,7 +126,10 @@ class DockerApp(AppProcess, ContainerService):
     dials_out = True
 
     def container_env(self) -> dict[str, str]:
-        return env_with_path(super().container_env(), HARNESS_MOUNT)
+        env = env_with_path(super().container_env(), HARNESS_MOUNT)
+        # the instrumentation's sitecustomize, as the container sees the live harness package
+        env["PYTHONPATH"] = env["PYTHONPATH"].replace(str(HARNESS_PACKAGE), f"{HARNESS_MOUNT}/harness")
+        return env
 
     def working_dir(self) -> str | None:
         return str(self.cwd)
@@ -152,8 +156,9 @@ class DockerBackend:
 
     def _app_mounts(self, env: Mapping[str, str]) -> list[Mount]:
         mounts = [harness_mount(), *code_mounts(self.config.root)]
-        if env.get(FAILPOINTS_ENV):
-            mounts.append(Mount(env[FAILPOINTS_ENV], read_only=False))
+        for shared in (FAILPOINTS_ENV, INSTRUMENT_ENV):  # channels the app's processes write to
+            if env.get(shared):
+                mounts.append(Mount(env[shared], read_only=False))
         return mounts
 
     def redis(self, name: str, **kw: Any) -> DockerRedis:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 from celery import Celery
@@ -93,3 +94,43 @@ def test_exhaust_pool_after_commit_makes_the_next_checkout_fail(plain):
     wait_until(lambda: "QueuePool limit of size 2 overflow 0 reached" in worker.logs(), timeout=20,
                what="the app's next checkout to time out")
     assert item(plain, "item-3")["status"] == "running"  # written, then nothing more could be
+
+
+def test_framework_failpoints_carry_the_job_context(plain):
+    armed = {name: plain.faults.failpoint(name, "sleep", seconds=0) for name in (
+        "celery.task_prerun", "celery.before_publish", "http.before_paid_call", "sqlalchemy.pool_checkout",
+        "celery.task_postrun")}
+    submit(plain, "plain.retried", "item-4")
+    wait_status(plain, "item-4", "finished")
+    publish = armed["celery.before_publish"].wait_triggered(timeout=5)[0]["context"]
+    assert (publish["job_id"], publish["attempt"], publish["published_task"]) == ("item-4", 1, "plain.retried")
+    assert publish["process"] == "worker1"
+    paid = [t["context"] for t in armed["http.before_paid_call"].wait_triggered(timeout=5, count=2)]
+    assert [(c["job_id"], c["attempt"], c["method"]) for c in paid] == [("item-4", 1, "POST"), ("item-4", 2, "POST")]
+    assert paid[0]["url"].endswith("/v1/classify")
+    for name in ("celery.task_prerun", "celery.task_postrun"):
+        assert [t["context"]["attempt"] for t in armed[name].wait_triggered(timeout=5, count=2)] == [1, 2]
+    assert armed["sqlalchemy.pool_checkout"].wait_triggered(timeout=5)[0]["context"]["job_id"] == "item-4"
+
+
+def test_task_runs_reach_the_history_and_the_snapshot_shows_each_jobs_age(plain):
+    submit(plain, "plain.with_httpx", "item-5")
+    wait_status(plain, "item-5", "finished")
+    assert plain.settle(10)
+    history, snapshot = plain.collect()
+    runs = [(e.type, e.name, e.job_id, e.attempt) for e in history if e.source == "instrument"]
+    assert runs == [("invoke", "task", "item-5", 1), ("ok", "task", "item-5", 1)]
+    row = snapshot.job("item-5")
+    assert row.state == "finished" and 0 <= snapshot.taken_at_wall - row.updated_at < 30
+
+
+def test_pool_exhausted_between_the_job_write_and_the_enqueue_in_an_app_process(plain):
+    fault = plain.faults.exhaust_pool("sqlalchemy.after_commit", match={"process": "submitter"})
+    publish = plain.faults.failpoint("celery.before_publish", "sleep", seconds=0, match={"process": "submitter"})
+    answer = httpx.post(plain.values["submitter_url"] + "/submit/item-6", timeout=20)
+    assert answer.status_code == 500 and "QueuePool limit of size 2 overflow 0 reached" in answer.text
+    [trigger] = fault.triggers()
+    assert trigger["pid"] == plain.stack.processes["submitter"].pid and "job_id" not in trigger["context"]
+    [sent] = publish.triggers()
+    assert (sent["context"]["job_id"], sent["context"]["published_task"]) == ("item-6", "plain.with_httpx")
+    wait_status(plain, "item-6", "finished")  # the worker has its own pool: the job still runs
