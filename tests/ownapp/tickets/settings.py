@@ -38,22 +38,22 @@ def model_timeout_s() -> float:
 
 def soft_limit_s() -> float:
     """The summarise task's soft time limit: it saves a ``timeout:`` failure and leaves."""
-    return seconds("TICKETS_TASK_SOFT_LIMIT_S", 300)
+    return seconds("TICKETS_TASK_SOFT_LIMIT_S", 600)
 
 
 def hard_limit_s() -> float:
     """The summarise task's hard time limit: the pool child is killed, no code runs after."""
-    return seconds("TICKETS_TASK_HARD_LIMIT_S", 360)
+    return seconds("TICKETS_TASK_HARD_LIMIT_S", 660)
 
 
 def stale_after_s() -> float:
     """A ticket claimed this long ago and not finished has lost its worker (must exceed the hard limit)."""
-    return seconds("TICKETS_STALE_AFTER_S", 420)
+    return seconds("TICKETS_STALE_AFTER_S", 720)
 
 
 def broker_visibility_s() -> float:
     """Redis hides an unacknowledged task this long before handing it out again (> stale_after)."""
-    return seconds("TICKETS_BROKER_VISIBILITY_S", 600)
+    return seconds("TICKETS_BROKER_VISIBILITY_S", 900)
 
 
 def sweep_every_s() -> float:
