@@ -1,4 +1,4 @@
-"""The ``jobquake`` command: config, run/demo, mutants, report."""
+"""The ``jobquake`` command: config, run/demo, mutants, report, init."""
 from __future__ import annotations
 
 import argparse

@@ -4,7 +4,6 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from harness.config import BY_KEY
 from harness.scaffold import roles, templates
@@ -215,7 +214,3 @@ def _sample(name: str, annotation: str) -> str | None:
         return f'[f"{name} {{n}}, first"]'
     return None
 
-
-def project_files(root: Path, scaffold: Scaffold) -> dict[Path, str]:
-    """Absolute paths of the scenario files."""
-    return {root / rel: text for rel, text in scaffold.files.items()}
