@@ -60,7 +60,6 @@ class ModelRequest:
     model: str = JOBQUAKE_MODEL
     caller_pid: int | None = None
     attributed_by: str | None = None
-    tokens_in: int | None = None  # None: counted from the prompt
     counts_output: bool = True  # False when the answer is not text (embeddings)
 
 
@@ -108,7 +107,7 @@ class Provider:
             attempt=request.attempt, key=request.key, mode=rule.mode if rule else "normal",
             format=request.format, model=request.model, caller_pid=request.caller_pid,
             attributed_by=request.attributed_by,
-            tokens_in=count_tokens(request.prompt) if request.tokens_in is None else request.tokens_in,
+            tokens_in=count_tokens(request.prompt),
         )
         task = asyncio.create_task(self._serve(request, record, rule))
         self._serving.add(task)
