@@ -148,3 +148,14 @@ def test_a_streaming_client_gone_mid_generation_is_still_billed(api: ProviderBed
         chat(client, {"X-Job-Id": "gone"}, stream=True)
     done = api.control.wait_for_call(job_id="gone", state="done", timeout=10)
     assert (done["billed"], done["client_gone"], done["format"]) == (True, True, "openai.chat")
+
+
+def test_an_embedded_provider_starts_with_the_given_settings() -> None:
+    from harness.paidapi.control import PaidAPIControl
+    from harness.paidapi.threaded import ThreadedPaidAPI
+
+    with ThreadedPaidAPI(call_key="x:{job_id}", prices={"m": {"input": 1}}) as server, \
+            PaidAPIControl(server.url) as control:
+        settings = control.settings()
+    assert settings["call_key"] == "x:{job_id}"
+    assert settings["prices"]["m"] == {"input": 1.0, "output": 0.0}
