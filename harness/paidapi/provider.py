@@ -138,6 +138,8 @@ class Provider:
                       generation: asyncio.Task[Answer]) -> Answer:
         self.ledger.update(record, replay_of=original.call_id)
         answer = await asyncio.shield(generation)  # never cancel the original's work
+        if answer.stall is not None:
+            return self._fail(record, 503, "the original generation stalled (hang_mid_stream)")
         if answer.status != 200:
             return self._fail(record, answer.status, str(answer.body.get("error")))
         self.ledger.finish(record, "replayed", 200)
@@ -271,4 +273,6 @@ def _this_task() -> asyncio.Task[Answer]:
 
 
 def _failed(generation: asyncio.Task[Answer]) -> bool:
-    return generation.done() and generation.result().status != 200
+    """A failed or stalled generation was never billed: its key is free again."""
+    return generation.done() and (generation.result().status != 200
+                                  or generation.result().stall is not None)
