@@ -31,6 +31,8 @@ from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import UNKNOWN, Result, invalid_result, valid_result
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
+from harness.history import vocabulary as v
+from harness.history.event import INVOKE
 from harness.history.history import History
 
 NAME = "no_double_billing"
@@ -77,6 +79,17 @@ def _describe(pair: dict[str, Any]) -> str:
     return f"job {a['job_id']} step {a['step']!r} billed twice: {one(a)} and {one(b)}; {pair['why']}"
 
 
+def _duplicate_spend(history: History, pairs: list[dict[str, Any]]) -> float:
+    """Dollars the paid API billed for the second call of each pair: the money lost."""
+    costs = {str(e.data.get("call_id")): float(e.data.get("cost_usd") or 0.0)
+             for e in history.by_source(v.PAIDAPI) if e.name == v.CALL and e.type != INVOKE}
+    return sum(costs.get(str(pair["calls"][1]["call_id"]), 0.0) for pair in pairs)
+
+
+def _dollars(amount: float) -> str:
+    return "$" + (f"{amount:.6f}".rstrip("0").rstrip(".") if amount else "0")
+
+
 @invariant(NAME)
 def no_double_billing(history: History, snapshot: Snapshot | None,
                       provider_dedups: bool = True) -> Result:
@@ -91,9 +104,12 @@ def no_double_billing(history: History, snapshot: Snapshot | None,
     billed = sum(c.billed for c in calls)
     if invalid:
         invalid.sort(key=lambda p: p["calls"][1]["at"])
-        message = f"{len(invalid)} duplicate billing(s); first: {_describe(invalid[0])}"
+        spend = _duplicate_spend(history, invalid)
+        message = (f"{len(invalid)} duplicate billing(s), duplicate spend {_dollars(spend)}; "
+                   f"first: {_describe(invalid[0])}")
         return invalid_result(NAME, message, invalid, counterexample=invalid[0]["calls"],
-                              ambiguous=ambiguous, billed_calls=billed)
+                              ambiguous=ambiguous, billed_calls=billed,
+                              duplicate_spend_usd=round(spend, 9))
     if ambiguous:
         ambiguous.sort(key=lambda p: p["calls"][1]["at"])
         return Result(NAME, UNKNOWN, f"{len(ambiguous)} ambiguous duplicate(s); first: "

@@ -65,8 +65,10 @@ class Faults:
         return self.inject(PauseService(service))
 
     def hang_endpoint(self, layer: str = "provider", job_id: str | None = None, route: str | None = None,
-                      proxy: str = "paidapi", stream: str = "downstream") -> HangEndpoint:
-        return self.inject(HangEndpoint(layer, job_id=job_id, route=route, proxy=proxy, stream=stream))
+                      proxy: str = "paidapi", stream: str = "downstream",
+                      mid_stream: bool = False) -> HangEndpoint:
+        return self.inject(HangEndpoint(layer, job_id=job_id, route=route, proxy=proxy, stream=stream,
+                                        mid_stream=mid_stream))
 
     def network_toxic(self, proxy: str, type: str, stream: str = "downstream", toxicity: float = 1.0,
                       name: str | None = None, **attributes: int) -> NetworkToxic:

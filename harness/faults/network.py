@@ -6,7 +6,9 @@ Two ways an endpoint "accepts and never answers", which fail differently:
   reads the request and never answers; it does no work and bills nothing
   (the ledger shows the call ``hung``). A retry after the client's timeout
   costs nothing twice. Can target one job or route. Heal answers the hung
-  calls 503.
+  calls 503. With ``mid_stream=True`` (the ``hang_mid_stream`` mode) the
+  provider generates, sends half its answer (half the events of a stream)
+  and then nothing; nothing is billed; heal cuts the connection.
 - ``HangEndpoint(layer="network")``: the proxy's ``timeout`` toxic with
   timeout 0 on the paid API's proxy. On the ``downstream`` stream (the
   default) the request gets through, the provider generates and bills, and
@@ -40,7 +42,7 @@ class HangEndpoint(Fault):
     name = "hang_endpoint"
 
     def __init__(self, layer: str = "provider", job_id: str | None = None, route: str | None = None,
-                 proxy: str = DEFAULT_PROXY, stream: str = "downstream"):
+                 proxy: str = DEFAULT_PROXY, stream: str = "downstream", mid_stream: bool = False):
         super().__init__()
         if layer not in LAYERS:
             raise self.error(f"layer must be one of {LAYERS}, got {layer!r}")
@@ -49,6 +51,11 @@ class HangEndpoint(Fault):
         if layer == "network" and (job_id is not None or route is not None):
             raise self.error("the network layer sees bytes, not jobs or routes: "
                              "use layer='provider' to hang one job or route")
+        if mid_stream not in (True, False):
+            raise self.error(f"mid_stream must be True or False, got {mid_stream!r}")
+        if layer == "network" and mid_stream:
+            raise self.error("mid_stream is a provider mode: use layer='provider'")
+        self.mid_stream = mid_stream
         self.layer = layer
         self.job_id = p.text(job_id, "job_id", self.name, optional=True)
         self.route = p.text(route, "route", self.name, optional=True)
@@ -58,12 +65,14 @@ class HangEndpoint(Fault):
 
     def params(self) -> dict[str, Any]:
         if self.layer == "provider":
-            return {"layer": self.layer, "job_id": self.job_id, "route": self.route}
+            return {"layer": self.layer, "job_id": self.job_id, "route": self.route,
+                    "mid_stream": self.mid_stream}
         return {"layer": self.layer, "proxy": self.proxy, "stream": self.stream}
 
     def _inject(self) -> dict[str, Any]:
         if self.layer == "provider":
-            rule = self.run.paidapi.set_mode("hang", job_id=self.job_id, route=self.route)
+            mode = "hang_mid_stream" if self.mid_stream else "hang"
+            rule = self.run.paidapi.set_mode(mode, job_id=self.job_id, route=self.route)
             self._undo = rule.heal
             return {"rule_id": rule.rule_id}
         toxic = NetworkToxic(self.proxy, "timeout", stream=self.stream, name=f"{self.name}_{self.stream}",

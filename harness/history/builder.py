@@ -70,7 +70,7 @@ class HistoryBuilder:
     def call(self, job_id: str | None, t: float, end: float | None, attempt: int | None = 1,
              step: str | None = "generate", key: str | None = None, state: str = "done",
              billed: bool | None = None, client_gone: bool = False, status: int | None = 200,
-             replay_of: str | None = None) -> str:
+             replay_of: str | None = None, cost_usd: float = 0.0) -> str:
         """A paid call from ``t`` to ``end`` (None: still running); returns its call id."""
         self._calls += 1
         call_id = f"call-{self._calls}"
@@ -78,7 +78,7 @@ class HistoryBuilder:
                   "attempt": attempt, "key": key, "mode": "normal", "state": state,
                   "billed": state == "done" if billed is None else billed, "status": status,
                   "client_gone": client_gone, "replay_of": replay_of,
-                  "latency": None if end is None else end - t,
+                  "latency": None if end is None else end - t, "cost_usd": cost_usd,
                   "t_start": self.base + t, "t_end": None if end is None else self.base + end,
                   "wall_start": self._wall(t), "wall_end": None if end is None else self._wall(end)}
         self._extend(events_from_ledger([record]))

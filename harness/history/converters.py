@@ -5,6 +5,8 @@
     {"call_id", "route", "job_id", "step", "attempt", "key", "mode",
      "state": "in_flight"|"held"|"done"|"failed"|"hung"|"replayed",
      "billed", "status", "client_gone", "replay_of", "latency",
+     "format", "model", "caller_pid", "attributed_by",
+     "tokens_in", "tokens_out", "cost_usd",
      "t_start", "t_end", "wall_start", "wall_end"}
 
   Each record becomes an ``invoke call`` at ``t_start`` and a completion:
@@ -33,6 +35,9 @@ from harness.history.event import FAIL, INFO, INVOKE, OK, UNINDEXED, Event
 
 _CALL_KEYS = ("call_id", "route", "step", "key", "mode")
 _OUTCOME_KEYS = ("state", "billed", "status", "client_gone", "replay_of", "latency")
+# Carried when the ledger has them (older ledgers and hand-made records may not).
+_OPTIONAL_CALL_KEYS = ("format", "model", "caller_pid", "attributed_by")
+_OPTIONAL_OUTCOME_KEYS = ("tokens_in", "tokens_out", "cost_usd")
 
 
 def _opt_int(value: Any) -> int | None:
@@ -59,11 +64,13 @@ def call_events(record: Mapping[str, Any]) -> tuple[Event, Event]:
     """The invoke and the completion of one paid-API call."""
     job_id, attempt = _opt_str(record.get("job_id")), _opt_int(record.get("attempt"))
     call = {key: record.get(key) for key in _CALL_KEYS}
+    call.update({key: record[key] for key in _OPTIONAL_CALL_KEYS if key in record})
     t_start = float(record["t_start"])
     wall_start = float(record.get("wall_start") or 0.0)
     invoke = Event(UNINDEXED, t_start, wall_start, v.PAIDAPI, INVOKE, v.CALL, job_id, attempt, call)
     kind = completion_type(record)
     outcome = {**call, **{key: record.get(key) for key in _OUTCOME_KEYS}}
+    outcome.update({key: record[key] for key in _OPTIONAL_OUTCOME_KEYS if key in record})
     outcome["billed"] = bool(outcome.get("billed"))
     outcome["delivered"] = kind == OK
     ended = record.get("t_end") is not None

@@ -27,8 +27,9 @@ async def config_errors_as_400(
 
 
 async def json_body(request: web.Request) -> dict[str, Any]:
-    """The request's JSON object; ``{}`` when there is no body."""
-    if not request.can_read_body:
+    """The request's JSON object; ``{}`` when there is no body (may be called again: aiohttp
+    keeps the bytes read)."""
+    if not request.body_exists:
         return {}
     try:
         body = await request.json()

@@ -8,7 +8,8 @@ In order:
 2. else the idempotency key (header ``Idempotency-Key``, or the configured
    ``call_key_header``) matched against the configured ``call_key`` pattern,
    e.g. ``"sum:{job_id}:{step}"``: ``attributed_by`` is ``"key"``. A key that
-   does not match leaves the call unattributed (recorded, never dropped);
+   does not match leaves the call unattributed (recorded, never dropped).
+   A matching key also fills the fields the headers leave out;
 3. a step still unknown defaults to ``"body-" + sha256(canonical body)[:12]``,
    the same for a call and its retry, whether streamed or not.
 
@@ -80,12 +81,14 @@ def default_step(body: Mapping[str, Any]) -> str:
 
 def attribute(labels: Mapping[str, str | None], key: str | None,
               pattern: CallKeyPattern | None, body: Mapping[str, Any]) -> Attribution:
-    """Attribute a call from its header ``labels`` (job_id/step/attempt) or its ``key``."""
-    found, by = dict(labels), None
-    if found.get("job_id") is not None:
-        by = "headers"
-    elif key is not None and pattern is not None and (parsed := pattern.match(key)) is not None:
-        found, by = {**found, **parsed}, "key"
+    """Attribute a call from its header ``labels`` (job_id/step/attempt) or its ``key``.
+
+    Headers win field by field; a matching key fills the fields they leave out
+    (e.g. the job from a header, the step from the key).
+    """
+    parsed = pattern.match(key) if key is not None and pattern is not None else None
+    found = {**(parsed or {}), **{name: value for name, value in labels.items() if value is not None}}
+    by = "headers" if labels.get("job_id") is not None else ("key" if parsed else None)
     attempt = found.get("attempt")
     if attempt is not None and not str(attempt).lstrip("-").isdigit():
         raise ConfigError(f"attempt must be an integer, got {attempt!r}", key="attempt")

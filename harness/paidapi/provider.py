@@ -60,7 +60,6 @@ class ModelRequest:
     model: str = JOBQUAKE_MODEL
     caller_pid: int | None = None
     attributed_by: str | None = None
-    tokens_in: int | None = None  # None: counted from the prompt
     counts_output: bool = True  # False when the answer is not text (embeddings)
 
 
@@ -108,7 +107,7 @@ class Provider:
             attempt=request.attempt, key=request.key, mode=rule.mode if rule else "normal",
             format=request.format, model=request.model, caller_pid=request.caller_pid,
             attributed_by=request.attributed_by,
-            tokens_in=count_tokens(request.prompt) if request.tokens_in is None else request.tokens_in,
+            tokens_in=count_tokens(request.prompt),
         )
         task = asyncio.create_task(self._serve(request, record, rule))
         self._serving.add(task)
@@ -139,6 +138,8 @@ class Provider:
                       generation: asyncio.Task[Answer]) -> Answer:
         self.ledger.update(record, replay_of=original.call_id)
         answer = await asyncio.shield(generation)  # never cancel the original's work
+        if answer.stall is not None:
+            return self._fail(record, 503, "the original generation stalled (hang_mid_stream)")
         if answer.status != 200:
             return self._fail(record, answer.status, str(answer.body.get("error")))
         self.ledger.finish(record, "replayed", 200)
@@ -272,4 +273,6 @@ def _this_task() -> asyncio.Task[Answer]:
 
 
 def _failed(generation: asyncio.Task[Answer]) -> bool:
-    return generation.done() and generation.result().status != 200
+    """A failed or stalled generation was never billed: its key is free again."""
+    return generation.done() and (generation.result().status != 200
+                                  or generation.result().stall is not None)

@@ -11,7 +11,8 @@ is in ``provider.py``.
 
 The providers' own formats (OpenAI chat completions, responses, embeddings;
 Anthropic messages) are served beside it (``formats/``); any other path
-under ``/v1/`` with more than one segment is the provider's 404.
+under ``/v1/``, and a one-segment path called by a provider's client (its
+body names a ``model``), is the provider's 404.
 
 The control API lives under ``/_jobquake`` (``control_api.py``).
 
@@ -53,10 +54,22 @@ async def _stop_provider(app: web.Application) -> None:
 async def generate(request: web.Request) -> web.StreamResponse:
     """One model call: accepted, served in its own task, billed even if we hang up."""
     provider = request.app[PROVIDER]
+    if await _from_a_provider_client(request):
+        return await unknown_route(request)  # e.g. /v1/moderations: a route no format serves
     record, answer = await accepted(request, provider, await read_model_request(request))
     if answer.status != 200 or answer.stall is None:
         return web.json_response(answer.body, status=answer.status)
     return await send(request, provider, record, answer, [json.dumps(answer.body).encode()], JSON)
+
+
+async def _from_a_provider_client(request: web.Request) -> bool:
+    """True for a provider's client (its body names a model): jobquake's own format has none."""
+    if "anthropic-version" in request.headers:
+        return True
+    try:
+        return "model" in await json_body(request)
+    except ConfigError:
+        return False  # read_model_request says what is wrong with the body
 
 
 async def read_model_request(request: web.Request) -> ModelRequest:

@@ -43,6 +43,18 @@ def test_provider_hang_answers_nothing_and_bills_nothing(tiny):
     completes(tiny, "after-provider-hang")
 
 
+def test_provider_hang_mid_stream_sends_half_an_answer_and_bills_nothing(tiny):
+    hang = tiny.faults.hang_endpoint("provider", job_id="m1", mid_stream=True)
+    with pytest.raises(httpx.ReadTimeout):
+        generate(tiny, "m1")
+    call = tiny.paidapi.wait_for_call(job_id="m1", state="hung", timeout=5)
+    assert (call["mode"], call["status"], call["billed"]) == ("hang_mid_stream", None, False)
+    hang.heal()
+    cut = tiny.paidapi.wait_for_call(job_id="m1", state="failed", timeout=5)
+    assert (cut["status"], cut["billed"]) == (200, False)  # headers were sent; the body never ended
+    completes(tiny, "after-mid-stream-hang")
+
+
 def test_network_hang_drops_the_answer_of_a_call_the_provider_billed(tiny):
     hang = tiny.faults.hang_endpoint("network")
     with pytest.raises(httpx.ReadTimeout):

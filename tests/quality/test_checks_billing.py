@@ -92,3 +92,12 @@ def test_unbilled_failures_and_open_calls_are_not_duplicates():
 
 def test_empty_history_is_valid():
     assert no_double_billing(HistoryBuilder().history(), None).valid is True
+
+
+def test_a_duplicate_says_what_it_cost():
+    b = HistoryBuilder()
+    b.call("j1", 0.0, 1.0, attempt=1, step="summarize", key="k1", cost_usd=0.0004)
+    b.call("j1", 2.0, 3.0, attempt=2, step="summarize", key="k2", cost_usd=0.00025)
+    result = no_double_billing(b.history(), None)
+    assert result.valid is False and "duplicate spend $0.00025;" in result.message
+    assert result.details["duplicate_spend_usd"] == 0.00025

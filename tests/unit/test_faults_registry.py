@@ -70,6 +70,7 @@ def test_sigkill_goes_to_the_group_and_other_signals_to_the_main_process():
     ("pause_service", {}, "bad parameters"),
     ("hang_endpoint", {"layer": "disk"}, "layer must be one of"),
     ("hang_endpoint", {"layer": "network", "job_id": "x"}, "sees bytes"),
+    ("hang_endpoint", {"layer": "network", "mid_stream": True}, "provider mode"),
     ("network_toxic", {"proxy": "paidapi", "type": "jitter"}, "unknown toxic type"),
     ("network_toxic", {"proxy": "paidapi", "type": "latency", "rate": 1}, "has no attribute rate"),
     ("network_toxic", {"proxy": "paidapi", "type": "latency", "latency": -1}, "non-negative int"),

@@ -64,3 +64,12 @@ def test_failpoint_without_job_context():
     [event] = events_from_triggers([{"name": "sweep.before_batch", "action": "raise", "pid": 1,
                                      "t": 1.0, "wall": 2.0, "hit": 1, "context": {}}])
     assert event.job_id is None and event.attempt is None
+
+
+def test_format_attribution_and_money_are_carried_when_the_ledger_has_them():
+    invoke, done = events_from_ledger([ledger(format="openai.chat", model="gpt-4o-mini",
+                                              caller_pid=42, attributed_by="key", tokens_in=3,
+                                              tokens_out=2, cost_usd=0.5)])
+    assert (invoke.data["format"], invoke.data["caller_pid"], invoke.data["attributed_by"]) == (
+        "openai.chat", 42, "key")
+    assert (done.data["tokens_in"], done.data["tokens_out"], done.data["cost_usd"]) == (3, 2, 0.5)

@@ -48,11 +48,12 @@ def test_a_pattern_without_job_id_or_with_unknown_fields_is_refused(template: st
     assert caught.value.key == "call_key" and template in str(caught.value)
 
 
-def test_headers_win_over_the_key() -> None:
+def test_headers_win_over_the_key_which_fills_what_they_leave_out() -> None:
     labels = {"job_id": "h", "step": None, "attempt": "2"}
     found = attribute(labels, "sum:k:s", CallKeyPattern("sum:{job_id}:{step}"), {"a": 1})
-    assert (found.job_id, found.step, found.attempt, found.attributed_by) == (
-        "h", default_step({"a": 1}), 2, "headers")
+    assert (found.job_id, found.step, found.attempt, found.attributed_by) == ("h", "s", 2, "headers")
+    found = attribute(labels, "other", CallKeyPattern("sum:{job_id}:{step}"), {"a": 1})
+    assert (found.job_id, found.step, found.attributed_by) == ("h", default_step({"a": 1}), "headers")
 
 
 def test_the_default_step_ignores_the_stream_flags_and_key_order() -> None:
@@ -147,3 +148,14 @@ def test_a_streaming_client_gone_mid_generation_is_still_billed(api: ProviderBed
         chat(client, {"X-Job-Id": "gone"}, stream=True)
     done = api.control.wait_for_call(job_id="gone", state="done", timeout=10)
     assert (done["billed"], done["client_gone"], done["format"]) == (True, True, "openai.chat")
+
+
+def test_an_embedded_provider_starts_with_the_given_settings() -> None:
+    from harness.paidapi.control import PaidAPIControl
+    from harness.paidapi.threaded import ThreadedPaidAPI
+
+    with ThreadedPaidAPI(call_key="x:{job_id}", prices={"m": {"input": 1}}) as server, \
+            PaidAPIControl(server.url) as control:
+        settings = control.settings()
+    assert settings["call_key"] == "x:{job_id}"
+    assert settings["prices"]["m"] == {"input": 1.0, "output": 0.0}

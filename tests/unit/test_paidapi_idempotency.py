@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import httpx
 import pytest
 
 from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
@@ -76,3 +77,15 @@ def test_a_call_waiting_on_a_failing_generation_fails_too(api: ProviderBed) -> N
     assert (first.result(timeout=10).status_code, second.result(timeout=10).status_code) == (500, 500)
     assert api.control.billed() == []
     assert [r["replay_of"] for r in api.control.ledger()] == [None, original["call_id"]]
+
+
+def test_a_stalled_generation_frees_its_key(api: ProviderBed) -> None:
+    rule = api.control.set_mode("hang_mid_stream", count=1)
+    with pytest.raises(httpx.ReadTimeout):
+        api.call(key="k", timeout=0.3)
+    retry = api.call(key="k")
+    assert retry.status_code == 200 and retry.json()["billed"] is True
+    rule.heal()
+    api.control.wait_for_call(state="failed", timeout=5)
+    states = [(r["state"], r["billed"]) for r in api.control.ledger()]
+    assert states == [("failed", False), ("done", True)]

@@ -121,3 +121,10 @@ def test_slow_mode_delays_the_answer(api: ProviderBed, client: openai.OpenAI) ->
     client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
     (record,) = api.control.ledger()
     assert record["t_end"] - record["t_start"] >= 0.29 and record["billed"] is True
+
+
+def test_a_provider_route_no_format_serves_is_openais_404(api: ProviderBed, client: openai.OpenAI) -> None:
+    with pytest.raises(openai.NotFoundError) as caught:
+        client.moderations.create(model="omni-moderation-latest", input="x")
+    assert "Invalid URL (POST /v1/moderations)" in caught.value.message
+    assert api.control.ledger() == []

@@ -7,6 +7,11 @@ its request body reads (``parse``), how a finished generation looks
 the unknown-model 404, the provider's call logic (modes, gates, idempotency,
 billing at generation end even when the client has gone), and sending,
 including the half answer of ``hang_mid_stream``.
+
+A stream starts once the generation has finished (its drawn latency is the
+time to the first event), then sends every event at once. Parameters that
+shape the output (``max_tokens``, ``n``, ``temperature``, tools) are accepted
+and not applied: the fake model always answers one document category.
 """
 from __future__ import annotations
 
