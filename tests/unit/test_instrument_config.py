@@ -32,8 +32,8 @@ def stack_for(tmp_path):
     """Build (never start) stacks of the project above; give back the ports they claimed."""
     built: list[Stack] = []
 
-    def build(**cli) -> Stack:
-        (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    def build(pyproject: str = PYPROJECT, **cli) -> Stack:
+        (tmp_path / "pyproject.toml").write_text(pyproject)
         built.append(Stack(resolve(cli=cli, environ={}, pyproject=tmp_path / "pyproject.toml"), tmp_path / "run"))
         return built[-1]
 
@@ -77,3 +77,8 @@ def test_a_process_can_opt_out_and_so_can_the_whole_app(stack_for, tmp_path):
     assert ENV_DIR not in frontend and frontend["PYTHONPATH"] == f"{tmp_path}/src"
     stack = stack_for(instrument=False)
     assert stack.instrument is None and ENV_DIR not in stack.processes["api"].extra_env
+
+
+def test_a_process_instrument_key_must_be_a_boolean(stack_for):
+    with pytest.raises(ConfigError, match=r"processes.frontend.instrument: expected true or false, got 'no'"):
+        stack_for(PYPROJECT.replace("instrument = false", 'instrument = "no"'))
