@@ -82,3 +82,16 @@ def test_a_process_can_opt_out_and_so_can_the_whole_app(stack_for, tmp_path):
 def test_a_process_instrument_key_must_be_a_boolean(stack_for):
     with pytest.raises(ConfigError, match=r"processes.frontend.instrument: expected true or false, got 'no'"):
         stack_for(PYPROJECT.replace("instrument = false", 'instrument = "no"'))
+
+
+def test_every_framework_failpoint_is_fired_and_documented():
+    from pathlib import Path
+
+    from harness.instrument import FAILPOINTS
+
+    package = Path(BOOT_DIR).parent
+    code = "".join(p.read_text() for p in package.glob("_*.py"))
+    readme = (package.parent.parent / "README.md").read_text()
+    for name in FAILPOINTS:
+        assert f'fire("{name}"' in code, name
+        assert f"| `{name}` |" in readme, name
