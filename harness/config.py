@@ -119,7 +119,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("mutants", str, "", "'module:attr' naming the app's mutants: a dict name -> description"),
     Option("mutant_env", str, "", "environment variable that switches a mutant on in app processes"),
     Option("env", _table, {}, "environment of app processes: VAR = template", scalar=False),
-    Option("processes", _table, {}, "app processes: name = {command, ready, start_timeout}", scalar=False),
+    Option("processes", _table, {}, "app processes: name = {command, ready, start_timeout, instrument}", scalar=False),
     Option("queues", _list_of_tables, (), "SQS queues: {name, visibility_timeout, dead_letter, max_receives}", scalar=False),
 )
 

@@ -36,7 +36,7 @@ FAILPOINTS = {
     "celery.before_publish": "before a task message is published (Celery before_task_publish)",
     "celery.task_prerun": "before a task runs, once its job and attempt are known",
     "celery.task_postrun": "after a task ran, before its job context is cleared",
-    "http.before_paid_call": "before a call to the paid API is sent, headers set",
+    "http.before_paid_call": "before a call to the paid API is sent",
 }
 
 HEADER_JOB = "X-Job-Id"

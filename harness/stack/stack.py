@@ -6,6 +6,7 @@ the app's processes and workers, whose environment points at them.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -121,8 +122,6 @@ class Stack:
         """``env`` plus what loads the instrumentation (PYTHONPATH: ours first, then the app's)."""
         if self.instrument is None:
             return env
-        import os
-
         pythonpath = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
         return {**env, **self.instrument.env(paidapi_url=self.values["paidapi_url"],
                                              job_id_from=self.config.job_id_from, pythonpath=pythonpath)}
@@ -133,6 +132,9 @@ class Stack:
         unknown = set(spec) - PROCESS_KEYS
         if unknown:
             raise ConfigError(f"processes.{name}: unknown keys {sorted(unknown)}; known: {sorted(PROCESS_KEYS)}",
+                              key=f"processes.{name}")
+        if not isinstance(spec.get("instrument", True), bool):
+            raise ConfigError(f"processes.{name}.instrument: expected true or false, got {spec['instrument']!r}",
                               key=f"processes.{name}")
         return self.backend.app_process(name, command=spec["command"], values=self.values,
                           ready=ReadyCheck.parse(spec.get("ready", "tcp")),

@@ -108,3 +108,35 @@ def test_job_id_from_well_formed(expression):
 @pytest.mark.parametrize("expression", ["args[x]", "args[0].id", "mod:", "kwargs['a']"])
 def test_job_id_from_malformed(expression):
     assert "is none of" in check(expression)
+
+
+SQLALCHEMY_APP = """
+from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session
+
+engine = create_engine("sqlite:///app.db")
+with engine.begin() as conn:                      # core: commits
+    conn.execute(text("CREATE TABLE t (a int)"))
+with Session(engine) as session:                  # ORM: commits
+    session.execute(text("INSERT INTO t VALUES (1)"))
+    session.commit()
+with engine.connect() as conn:                    # reads, never commits
+    conn.execute(text("SELECT a FROM t")).all()
+"""
+
+
+def test_after_commit_fires_once_per_committed_connection_back_in_its_pool(tmp_path):
+    from harness.failpoints.control import FailpointControl
+
+    failpoints = FailpointControl.create(tmp_path / "failpoints")
+    failpoints.arm("sqlalchemy.after_commit", "return", value=None)
+    failpoints.arm("sqlalchemy.pool_checkout", "return", value=None)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JOBQUAKE_")}
+    env.update(failpoints.env())
+    env.update(InstrumentControl.create(tmp_path / "instrument").env(paidapi_url="", job_id_from=""))
+    done = subprocess.run([sys.executable, "-c", SQLALCHEMY_APP], env=env, capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    commits = failpoints.triggers("sqlalchemy.after_commit")
+    assert [t["context"]["engine"] for t in commits] == ["sqlite:///app.db"] * 2
+    assert len(failpoints.triggers("sqlalchemy.pool_checkout")) == 3
