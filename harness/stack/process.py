@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 from harness._wait import wait_until
 from harness.errors import ServiceError
 from harness.stack import reaper
+from harness.stack.server_user import popen_identity
 
 HOST = "127.0.0.1"
 LOG_TAIL_LINES = 30
@@ -93,7 +94,7 @@ class ProcessService:
         try:
             self._proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=env, cwd=self.cwd, start_new_session=True, user=self.run_as(),
+                env=env, cwd=self.cwd, start_new_session=True, **popen_identity(self.run_as()),
             )
         except FileNotFoundError as exc:
             raise self.error(f"cannot run {cmd[0]!r}: {exc.strerror}") from exc

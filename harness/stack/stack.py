@@ -85,9 +85,9 @@ class Stack:
         host = "127.0.0.1"
         pg_port = self._via_proxy("postgres", self.postgres)
         values = {
-            "redis_url": f"redis://{host}:{self._via_proxy('redis', self.redis)}/0",
-            "database_url": f"postgresql+psycopg://postgres@{host}:{pg_port}/app",
-            "database_dsn": f"postgresql://postgres@{host}:{pg_port}/app",
+            "redis_url": self.redis.url_for(self._via_proxy("redis", self.redis)),
+            "database_url": self.postgres.url_for("app", port=pg_port),
+            "database_dsn": self.postgres.url_for("app", driver="postgresql", port=pg_port),
             "sqs_endpoint": f"http://{host}:{self._via_proxy('sqs', self.sqs)}",
             "paidapi_url": f"http://{host}:{self._via_proxy('paidapi', self.paidapi)}",
             "paidapi_direct_url": self.paidapi.url,
