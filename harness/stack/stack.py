@@ -151,10 +151,14 @@ class Stack:
                 proc.start()
         self.workers.replace_dead()
 
-    def stop(self) -> None:
-        """App processes and workers first (they use the infrastructure), each wave in parallel."""
-        stop_all([*self.workers.workers, *self.processes.values()])
-        stop_all(self.infrastructure)
+    def stop(self, timeout: float | None = None) -> None:
+        """App processes and workers first (they use the infrastructure), each wave in parallel.
+
+        ``timeout``: seconds each service may take to stop gracefully before it is
+        killed (default: its own; short when the run is stopping on a signal).
+        """
+        stop_all([*self.workers.workers, *self.processes.values()], timeout)
+        stop_all(self.infrastructure, timeout)
         self.backend.close()
 
     def __enter__(self) -> "Stack":
