@@ -81,7 +81,7 @@ class MutationMatrix:
         self.root = root
         self.jobs = jobs
         self.extra_args = list(extra_args or [])
-        self.mutants: dict[str, str] = dict(load_callable(config.mutants, "mutants", root))
+        self.mutants: dict[str, str] = dict(load_callable(config.mutants, "mutants", root, kind="mapping"))
         self.work = out or root / ".jobquake" / "mutants"
         self.scenarios = str(root / config.scenarios)
         self._children: set[subprocess.Popen] = set()

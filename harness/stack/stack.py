@@ -64,10 +64,16 @@ class Stack:
         if not config.schema:
             return None
         schema = load_callable(config.schema, "schema", config.root)
+        _takes_one_argument(schema, config.schema)
         jobs = JobTable.from_config(config)
 
         def build(url: str) -> None:
-            schema(url)
+            try:
+                schema(url)
+            except SystemExit as exc:  # a command's main() named by mistake: argparse exits
+                raise ConfigError(f"schema = {config.schema!r} exited ({exc!r}) when called with the "
+                                  f"template database's URL: it must name a function that takes a "
+                                  f"database URL and creates the app's tables", key="schema") from exc
             jobs.install_state_log(url.replace("postgresql+psycopg://", "postgresql://", 1))
         return build
 
@@ -167,6 +173,19 @@ class Stack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _takes_one_argument(function: Callable[..., Any], spec: str) -> None:
+    """ConfigError unless ``schema`` can be called with one argument (the database URL)."""
+    import inspect
+
+    try:
+        inspect.signature(function).bind("postgresql://")
+    except TypeError as exc:
+        raise ConfigError(f"schema = {spec!r} cannot be called with a database URL ({exc}): it must "
+                          f"name a function taking one argument", key="schema") from exc
+    except ValueError:
+        pass  # no signature to read (a builtin): let the call tell
 
 
 def _queue(spec: Any) -> QueueSpec:
