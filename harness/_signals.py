@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-QUICK_STOP = 2.0  # seconds a service may take to stop gracefully once the run was told to stop
+QUICK_STOP = 0.5  # seconds a service may take to stop gracefully once the run was told to stop (then SIGKILL)
 
 
 class Stopped(KeyboardInterrupt):
