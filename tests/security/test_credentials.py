@@ -14,6 +14,8 @@ from harness._ports import free_port, release_port
 from harness.stack.postgres import PostgresService
 from harness.stack.redis import RedisService
 
+pytestmark = pytest.mark.integration
+
 PSQL = "/usr/bin/psql"
 
 
