@@ -1,6 +1,7 @@
 """Run state is private: what another user plants where our runs live is never trusted or followed."""
 from __future__ import annotations
 
+import os
 import stat
 import subprocess
 from pathlib import Path
@@ -71,9 +72,10 @@ def test_symlinks_planted_for_our_roots_are_not_followed(attacker, roots_in, tmp
 
 
 def test_our_own_roots_are_private_and_shared_with_the_server_group_by_traversal_only(roots_in):
+    expected = 0o710 if os.geteuid() == 0 else 0o700  # root runs Postgres as postgres, who must get in
     for folder in (reaper.run_dir(), reaper.memory_dir(), reaper.RUNS_DIR):
         info = folder.stat()
-        assert info.st_uid == 0 and stat.S_IMODE(info.st_mode) == 0o710  # root runs Postgres as postgres
+        assert info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) == expected
     _ports.free_port()
     assert stat.S_IMODE(_ports.LOCK_DIR.stat().st_mode) == 0o700
 
@@ -85,7 +87,7 @@ def test_the_reaper_checks_start_time_and_uid_and_follows_no_symlink_in_our_own_
     bad_uid.write_text(pid_record(victim.pid, 12345))  # the pid is now someone else's process
     elsewhere = roots_in / "elsewhere"
     (elsewhere / "pids").mkdir(parents=True)
-    (elsewhere / "pids" / str(victim.pid)).write_text(pid_record(victim.pid, 0))
+    (elsewhere / "pids" / str(victim.pid)).write_text(pid_record(victim.pid, os.geteuid()))
     (root / "999999998-1").symlink_to(elsewhere)
     assert reaper.reap() == [] and victim.poll() is None
     assert (elsewhere / "pids" / str(victim.pid)).exists(), "reap() followed a symlink"
@@ -93,6 +95,6 @@ def test_the_reaper_checks_start_time_and_uid_and_follows_no_symlink_in_our_own_
 
     good = root / DEAD_OWNER / "pids" / str(victim.pid)  # the control: a true record is acted on
     good.parent.mkdir(parents=True)
-    good.write_text(pid_record(victim.pid, 0))
+    good.write_text(pid_record(victim.pid, os.geteuid()))
     assert victim.pid in reaper.reap()
     victim.wait(timeout=5)  # killed (its status may already have been collected by the reaper)
