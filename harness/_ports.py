@@ -4,7 +4,10 @@ Ports come from below Linux's ephemeral range (32768+), so an outgoing
 connection can never take a port between the moment we pick it and the
 moment the service binds it. Each chosen port is claimed with an flock on a
 file that the claiming process holds for its lifetime, so two pytest
-processes never pick the same one.
+processes never pick the same one. The lock files are private to the user
+(a 0700 folder per uid), so another user can neither hold nor plant our
+claims; two users' runs may rarely pick the same port before either binds it,
+and the loser's service then exits at once and is reported as such.
 """
 from __future__ import annotations
 
@@ -15,9 +18,12 @@ import socket
 import tempfile
 from pathlib import Path
 
+from harness._private_dir import private_dir
+
 HOST = "127.0.0.1"
 PORT_RANGE = (20000, 32000)
-LOCK_DIR = Path(tempfile.gettempdir()) / "jobquake-ports"
+# one folder per user, private: another user cannot hold or plant our claims
+LOCK_DIR = Path(tempfile.gettempdir()) / f"jobquake-ports-{os.geteuid()}"
 
 _held: dict[int, int] = {}  # port -> fd of its lock file, kept open to keep the claim
 
@@ -32,8 +38,8 @@ def _bindable(port: int) -> bool:
 
 
 def _claim(port: int) -> bool:
-    LOCK_DIR.mkdir(parents=True, exist_ok=True)
-    fd = os.open(LOCK_DIR / f"{port}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+    private_dir(LOCK_DIR)
+    fd = os.open(LOCK_DIR / f"{port}.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

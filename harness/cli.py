@@ -95,13 +95,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from harness._signals import StopOnSignal
+
+    signals = StopOnSignal().install()  # SIGTERM / SIGHUP end a run as cleanly as Ctrl-C
     try:
         return args.func(args)
+    except KeyboardInterrupt as exc:
+        print(f"jobquake: {exc or 'interrupted'}", file=sys.stderr)
+        return 130
     except HarnessError as exc:
         print(f"jobquake: {exc}", file=sys.stderr)
         for note in getattr(exc, "__notes__", []):
             print(note, file=sys.stderr)
         return 2
+    finally:
+        signals.uninstall()
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ keys and invalid values are errors that name the key and the source.
 """
 from __future__ import annotations
 
+import math
 import os
 import random
 import tomllib
@@ -194,6 +195,38 @@ OPTIONS += (
 )
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 
+# Environment variables read directly where they act (not config keys): the tmpfs of throwaway data
+# (harness.stack.reaper), and the switch that makes the tests run as an attacker mandatory.
+RESERVED_ENV |= {"JOBQUAKE_MEMORY_DIR", "JOBQUAKE_REQUIRE_ROOT_TESTS"}
+
+# Every number a setting can hold, inclusive bounds: a value outside fails at once with the key,
+# its source and the range, not later in a worker (an infinite time scale, 0 connections...).
+RANGES: dict[str, tuple[float, float]] = {
+    "seed": (0, 2**63 - 1),
+    "time_scale": (1e-4, 10.0),
+    "workers": (0, 64),
+    "start_timeout": (0.1, 3600.0),
+    "settle_timeout": (0.1, 3600.0),
+    "postgres_max_connections": (5, 10_000),  # Postgres reserves 3 slots for superusers
+}
+
+
+def _did_you_mean(key: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, BY_KEY, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _in_range(key: str, value: Any) -> Any:
+    """``value`` if it is finite and within the key's range; ValueError naming the range otherwise."""
+    if key not in RANGES or value is None:
+        return value
+    low, high = RANGES[key]
+    if not math.isfinite(value) or not low <= value <= high:
+        raise ValueError(f"must be a finite number from {low:g} to {high:g}")
+    return value
+
 
 @dataclass(frozen=True)
 class Config:
@@ -253,8 +286,8 @@ def resolve(
     for source, layer in layers:
         for key in layer:
             if key not in BY_KEY:
-                raise ConfigError(f"unknown key {key!r} ({source}); known keys: {', '.join(BY_KEY)}",
-                                  key=key, source=source)
+                raise ConfigError(f"unknown key {key!r} ({source}){_did_you_mean(key)}; known keys: "
+                                  f"{', '.join(BY_KEY)}", key=key, source=source)
             if not BY_KEY[key].scalar and source in ("command line", "environment", "ini"):
                 raise ConfigError(f"key {key!r} ({source}) is a table: set it in [tool.jobquake]",
                                   key=key, source=source)
@@ -280,7 +313,7 @@ def _pick(opt: Option, layers: list[tuple[str, Mapping[str, Any]]]) -> tuple[Any
         if opt.key in layer:
             raw = layer[opt.key]
             try:
-                return opt.parse(raw), source
+                return _in_range(opt.key, opt.parse(raw)), source
             except (TypeError, ValueError) as exc:
                 name = env_name(opt.key) if source == "environment" else opt.key
                 raise ConfigError(f"invalid value {raw!r} for {name!r} ({source}): {exc}",
@@ -315,8 +348,26 @@ def _strip_prefix(section: Mapping[str, Any]) -> dict[str, Any]:
     return {k[len("jobquake_"):]: v for k, v in section.items() if k.startswith("jobquake_")}
 
 
-def load_callable(spec: str, key: str, root: Path | None = None) -> Callable[..., Any]:
-    """Import 'module:function' named by config key ``key`` (the project folder ``root`` first on the path)."""
+def load_callable(spec: str, key: str, root: Path | None = None, *, kind: str = "function") -> Any:
+    """Import 'module:function' named by config key ``key`` (the project folder ``root`` first on the path).
+
+    ``kind``: what the key must name, "function" (anything callable) or "mapping" (a dict);
+    anything else found there is a ConfigError saying which key and what it found.
+    """
+    found = _import_spec(spec, key, root)
+    ok = callable(found) if kind == "function" else isinstance(found, Mapping)
+    if not ok:
+        raise ConfigError(f"{key} = {spec!r} names {_describe(found)}, not a {kind}: point {key} at "
+                          f"the app's {kind} ('module:attribute')", key=key)
+    return found
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return f"a {type(value).__name__} ({text[:60] + '...' if len(text) > 60 else text})"
+
+
+def _import_spec(spec: str, key: str, root: Path | None) -> Any:
     import importlib
     import sys
 
@@ -330,5 +381,7 @@ def load_callable(spec: str, key: str, root: Path | None = None) -> Callable[...
         return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"{key} = {spec!r}: cannot import: {exc}", key=key) from exc
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the app's module failed as it loaded
+        raise ConfigError(f"{key} = {spec!r}: importing {module_name} raised {exc!r}", key=key) from exc
 
 

@@ -81,9 +81,10 @@ class MutationMatrix:
         self.root = root
         self.jobs = jobs
         self.extra_args = list(extra_args or [])
-        self.mutants: dict[str, str] = dict(load_callable(config.mutants, "mutants", root))
+        self.mutants: dict[str, str] = dict(load_callable(config.mutants, "mutants", root, kind="mapping"))
         self.work = out or root / ".jobquake" / "mutants"
         self.scenarios = str(root / config.scenarios)
+        self._children: set[subprocess.Popen] = set()
 
     def catches(self) -> dict[str, list[tuple[str, str | None]]]:
         """{nodeid: [(mutant, invariant)]} as the scenarios declare them."""
@@ -100,7 +101,19 @@ class MutationMatrix:
 
     def _pytest(self, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, *self.extra_args]
-        return subprocess.run(cmd, cwd=self.root, env={**os.environ, **env}, capture_output=True, text=True)
+        with subprocess.Popen(cmd, cwd=self.root, env={**os.environ, **env}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) as proc:
+            self._children.add(proc)
+            try:
+                out, err = proc.communicate()
+            finally:
+                self._children.discard(proc)
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+    def stop_children(self) -> None:
+        """Pass a stop on to every pytest run in progress: each stops its own stack and cleans up."""
+        for proc in list(self._children):
+            proc.terminate()
 
     def run_one(self, mutant: str | None, nodeids: list[str]) -> Outcome:
         label = mutant or "none"
@@ -127,13 +140,18 @@ class MutationMatrix:
             for mutant, invariant in marks:
                 by_mutant[mutant].append((nodeid, invariant))
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            baseline = pool.submit(self.run_one, None, [self.scenarios])
-            futures = {name: pool.submit(self.run_one, name, sorted({n for n, _ in expected}))
-                       for name, expected in by_mutant.items() if expected}
-            results = [MutantResult(name, self.mutants[name], by_mutant[name],
-                                    futures[name].result() if name in futures else None)
-                       for name in self.mutants]
-            return baseline.result(), results
+            try:
+                baseline = pool.submit(self.run_one, None, [self.scenarios])
+                futures = {name: pool.submit(self.run_one, name, sorted({n for n, _ in expected}))
+                           for name, expected in by_mutant.items() if expected}
+                results = [MutantResult(name, self.mutants[name], by_mutant[name],
+                                        futures[name].result() if name in futures else None)
+                           for name in self.mutants]
+                return baseline.result(), results
+            except BaseException:  # a stop signal: end the runs in progress, start no more
+                pool.shutdown(wait=False, cancel_futures=True)
+                self.stop_children()
+                raise
 
 
 def render(baseline: Outcome, results: list[MutantResult]) -> list[str]:

@@ -27,9 +27,14 @@ def pytest_configure(config: pytest.Config) -> None:
                             "choose the invariants checked after this scenario")
     config.addinivalue_line("markers", "catches(mutant, invariant): this scenario is written to catch "
                             "that mutant, failing that invariant (see `jobquake mutants`)")
+    from harness.errors import ConfigError
     from harness.session import JobquakeSession
 
-    config.pluginmanager.register(JobquakeSession(config), SESSION_KEY)
+    try:
+        session = JobquakeSession(config)
+    except ConfigError as exc:  # a usage error (key, source, fix), not an INTERNALERROR
+        raise pytest.UsageError(f"jobquake: {exc}") from None
+    config.pluginmanager.register(session, SESSION_KEY)
 
 
 def _session(config: pytest.Config):

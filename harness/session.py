@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 
 from harness import config as cfg
+from harness._signals import QUICK_STOP, StopOnSignal
 from harness.checks import (GLOBAL_INVARIANTS, Verdict, checker_name, checkers_by_name, run_checks,
                             violation_error)
+from harness.errors import ConfigError
 from harness.run import Run, artifacts_dir_for
 from harness.stack import reaper
 from harness.stack.stack import Stack
@@ -25,6 +27,7 @@ class JobquakeSession:
         ini = {o.key: config.getini(f"jobquake_{o.key}") for o in cfg.OPTIONS if o.scalar}
         pyproject = config.rootpath / "pyproject.toml"
         self.settings = cfg.resolve(cli=cli, ini=ini, pyproject=pyproject if pyproject.is_file() else None)
+        self.signals = StopOnSignal().install()  # SIGTERM / SIGHUP clean up as Ctrl-C does
         self._stack: Stack | None = None
         self._run: Run | None = None
         self.verdicts: dict[str, Verdict] = {}
@@ -47,6 +50,8 @@ class JobquakeSession:
             return (yield)
         try:
             result = yield
+        except KeyboardInterrupt:
+            raise  # the run is stopping: no verdict, the stack stops at once
         except BaseException:
             self._judge(item, run, settle=False)  # keep the evidence of a scenario that broke
             raise
@@ -116,16 +121,28 @@ class JobquakeSession:
     def stack(self) -> Stack:
         if self._stack is None:
             reaper.reap()  # what a killed earlier run left behind
-            stack = Stack(self.settings, reaper.run_dir() / "stack", on_worker_event=self._worker_event)
-            stack.start()
+            try:
+                stack = Stack(self.settings, reaper.run_dir() / "stack", on_worker_event=self._worker_event)
+                stack.start()  # stops what it started if it fails
+            except ConfigError as exc:
+                reaper.remove_run_dir()
+                pytest.exit(f"jobquake: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+            except BaseException:
+                reaper.remove_run_dir()  # nothing of a failed start stays, the in-memory cluster included
+                raise
             self._stack = stack
         return self._stack
 
     def stop_stack(self) -> None:
         if self._stack is not None:
-            self._stack.stop()
+            # a signal during this stop interrupts it; pytest_unconfigure then stops the rest
+            self._stack.stop(QUICK_STOP if self.signals.stopping else None)
             self._stack = None
             reaper.remove_run_dir()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.stop_stack()  # a session cut short before its fixtures were torn down
+        self.signals.uninstall()
 
     def _worker_event(self, name: str, worker: Any, data: dict) -> None:
         if self._run is not None:

@@ -74,12 +74,9 @@ def draw(seed: int, name: str, hit: int) -> float:
 
 def _open_counter(path: str, arm: int) -> int:
     counter = os.path.join(path, COUNTERS_DIR, str(arm))
-    fd = os.open(counter, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        os.fchmod(fd, 0o666)  # a container running as another uid counts in the same file
-    except PermissionError:
-        pass  # someone else created it, and did the same
-    return fd
+    # 0660: where the channel is shared with the app's group (02770), the group counts here too;
+    # where it is private (0700), nobody else reaches the file anyway
+    return os.open(counter, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o660)
 
 
 def _read_counts(fd: int) -> tuple[int, int]:
@@ -95,7 +92,7 @@ def _record(path: str, spec: Spec, context: dict[str, Any], hit: int, error: str
     if error is not None:
         record["error"] = error
     line = (json.dumps(record, default=str) + "\n").encode()
-    fd = os.open(os.path.join(path, TRIGGERS_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    fd = os.open(os.path.join(path, TRIGGERS_FILE), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
     try:
         os.write(fd, line)  # one write with O_APPEND: lines from many processes never interleave
     finally:

@@ -4,6 +4,12 @@ Every change takes the directory's lock, replaces ``armed.json`` atomically
 (write a temporary file, then ``os.replace``) and only then bumps the
 generation in ``state``; an application process that calls a failpoint
 after ``arm()`` returned therefore sees the new arming.
+
+The directory is the run's private channel: owned by the harness's user,
+mode 0700 (or 02770 shared with one group, when app processes run as another
+uid), never reached through a symlink. Whoever can write in it can arm
+failpoints in the app and forge the trigger records the verdict reads, so a
+directory anyone else could write to is refused.
 """
 from __future__ import annotations
 
@@ -11,10 +17,12 @@ import fcntl
 import json
 import os
 import shutil
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from harness._private_dir import private_dir
 from harness._wait import wait_until
 from harness.errors import ConfigError, FaultError
 from harness.failpoints._validate import validated
@@ -34,21 +42,38 @@ class FailpointControl:
         if not (self.path / STATE_FILE).is_file():
             raise ConfigError(f"{self.path} is not a failpoint control directory "
                               f"(use FailpointControl.create)", key=ENV_VAR, source=str(self.path))
+        _check_private(self.path)
+        info = os.stat(self.path)
+        self.file_mode = 0o660 if info.st_mode & stat.S_IRWXG else 0o600
 
     @classmethod
-    def create(cls, path: str | os.PathLike[str], *, seed: int = 0) -> FailpointControl:
-        """Make (or adopt) the directory and its files, open to every uid (containers)."""
+    def create(cls, path: str | os.PathLike[str], *, seed: int = 0, group: int | None = None) -> FailpointControl:
+        """Make (or adopt) the directory and its files, private to this user.
+
+        ``group``: share it with that group (app processes running as another uid
+        in it); the directory is then 02770 and its files 0660.
+        """
         root = Path(path)
-        (root / COUNTERS_DIR).mkdir(parents=True, exist_ok=True)
-        for directory in (root, root / COUNTERS_DIR):
-            os.chmod(directory, 0o777)
+        root.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(root)
+        dir_mode, file_mode = (0o700, 0o600) if group is None else (0o2770, 0o660)
+        counters = private_dir(root / COUNTERS_DIR)
+        for directory in (root, counters):
+            if group is not None:
+                os.chown(directory, -1, group)
+            os.chmod(directory, dir_mode)
         initial = {STATE_FILE: GENERATION.pack(0), ARMED_FILE: b'{"failpoints": {}}',
                    TRIGGERS_FILE: b"", LOCK_FILE: b""}
         for name, content in initial.items():
-            file = root / name
-            if not file.exists():
-                file.write_bytes(content)
-            os.chmod(file, 0o666)
+            fd = os.open(root / name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, file_mode)
+            try:
+                if os.fstat(fd).st_size == 0 and content:
+                    os.write(fd, content)
+                if group is not None:
+                    os.fchown(fd, -1, group)
+                os.fchmod(fd, file_mode)
+            finally:
+                os.close(fd)
         return cls(root, seed=seed)
 
     def env(self) -> dict[str, str]:
@@ -117,7 +142,7 @@ class FailpointControl:
             # an app may be creating a counter file of a gone arming right now: harmless
             shutil.rmtree(self.path / COUNTERS_DIR, ignore_errors=True)
             (self.path / COUNTERS_DIR).mkdir(exist_ok=True)
-            os.chmod(self.path / COUNTERS_DIR, 0o777)
+            os.chmod(self.path / COUNTERS_DIR, stat.S_IMODE(os.stat(self.path).st_mode))
 
         self._update(change)
 
@@ -128,7 +153,10 @@ class FailpointControl:
     # -- observing -----------------------------------------------------------------
     def triggers(self, name: str | None = None, *, arm: int | None = None) -> list[dict[str, Any]]:
         """Every recorded firing (of ``name``, of one arming), oldest first."""
-        data = (self.path / TRIGGERS_FILE).read_bytes()
+        # not through a symlink: the records decide the verdict
+        fd = os.open(self.path / TRIGGERS_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
         records = []
         for line in data.splitlines():
             if not line.endswith(b"}"):
@@ -170,8 +198,10 @@ class FailpointControl:
             table = self._read_table()
             change(table, generation)
             tmp = self.path / f"{ARMED_FILE}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps({"failpoints": table}))
-            os.chmod(tmp, 0o666)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, self.file_mode)
+            with os.fdopen(fd, "w") as fh:
+                os.fchmod(fd, self.file_mode)
+                fh.write(json.dumps({"failpoints": table}))
             os.replace(tmp, self.path / ARMED_FILE)
             fd = os.open(self.path / STATE_FILE, os.O_WRONLY)
             try:
@@ -191,6 +221,25 @@ class FailpointControl:
         with open(self.path / LOCK_FILE, "rb") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             yield
+
+
+def _check_private(path: Path) -> None:
+    """ConfigError unless ``path`` is our own folder that no other user may write in."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}", key=ENV_VAR, source=str(path)) from exc
+    problem = None
+    if not stat.S_ISDIR(info.st_mode):
+        problem = "not a folder (a symlink?)"
+    elif info.st_uid != os.geteuid():
+        problem = f"owned by uid {info.st_uid}, not by this user"
+    elif info.st_mode & stat.S_IRWXO:
+        problem = f"open to every user (mode {stat.S_IMODE(info.st_mode):o})"
+    if problem:
+        raise ConfigError(f"failpoint control directory {path} is {problem}: anyone who can write "
+                          f"there can arm failpoints and forge triggers; make it with "
+                          f"FailpointControl.create", key=ENV_VAR, source=str(path))
 
 
 class Armed:

@@ -14,7 +14,8 @@ Anthropic messages) are served beside it (``formats/``); any other path
 under ``/v1/``, and a one-segment path called by a provider's client (its
 body names a ``model``), is the provider's 404.
 
-The control API lives under ``/_jobquake`` (``control_api.py``).
+The control API lives under ``/_jobquake`` (``control_api.py``); requests
+from web browsers are refused there (403), as the fault proxy does.
 
 The app must run with ``handler_cancellation=True``: that is how a client
 hanging up becomes visible (the handler is cancelled, the call is not).
@@ -25,6 +26,7 @@ import json
 
 from aiohttp import web
 
+from harness._browser import browser_mark
 from harness.errors import ConfigError
 from harness.paidapi._http import PROVIDER, config_errors_as_400, json_body
 from harness.paidapi.control_api import control_routes
@@ -38,12 +40,21 @@ CONTROL_PREFIX = "/_jobquake"
 
 def make_app(provider: Provider | None = None) -> web.Application:
     """The aiohttp application serving ``provider`` (a fresh default one if None)."""
-    app = web.Application(middlewares=[config_errors_as_400])
+    app = web.Application(middlewares=[refuse_browsers_on_control, config_errors_as_400])
     app[PROVIDER] = provider or Provider()
     app.on_shutdown.append(_stop_provider)
     app.add_routes([*format_routes(), web.post("/v1/{name}", generate),
                     *control_routes(CONTROL_PREFIX), web.route("*", "/v1/{tail:.*}", unknown_route)])
     return app
+
+
+@web.middleware
+async def refuse_browsers_on_control(request: web.Request, handler) -> web.StreamResponse:
+    """403 for a browser's request to the control API: a web page must not arm modes or gates."""
+    mark = browser_mark(request.headers) if request.path.startswith(CONTROL_PREFIX + "/") else None
+    if mark is not None:
+        return web.json_response({"error": f"requests from browsers are refused ({mark} header)"}, status=403)
+    return await handler(request)
 
 
 async def _stop_provider(app: web.Application) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
+from harness._browser import browser_mark
 from harness.proxy.fields import ApiError
 from harness.proxy.server import ProxyCollection, TcpProxy
 from harness.proxy.toxics import BAD_BODY, InvalidToxicError
@@ -54,7 +55,7 @@ def error_response(status: int, message: str) -> web.Response:
 
 @web.middleware
 async def _error_body(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if request.headers.get("User-Agent", "").startswith("Mozilla/"):
+    if browser_mark(request.headers):  # Toxiproxy checks the user agent only; Origin too here
         return error_response(403, "User agent not allowed")
     try:
         return await handler(request)

@@ -26,7 +26,8 @@ from harness.stack.container_host import Mount, code_mounts, env_with_path
 from harness.stack.containers import ContainerService
 from harness.stack.engine import Engine
 from harness.stack.paidapi import PaidAPIService
-from harness.stack.postgres import FAST_SETTINGS, PostgresService
+from harness.stack.credentials import scram_verifier, session_password
+from harness.stack.postgres import FAST_SETTINGS, SESSION_SETTINGS, SUPERUSER, PostgresService
 from harness.stack.process import HOST
 from harness.stack.proxy import ProxyService
 from harness.stack.redis import RedisService
@@ -34,6 +35,11 @@ from harness.stack.sqs import SQSService
 from harness.stack.worker import CeleryWorker
 
 HARNESS_PACKAGE = Path(harness.__file__).resolve().parent
+# the socket inside the container trusts (only the container's processes reach it); TCP from
+# anywhere (the bridge's gateway too) needs the session's password
+DOCKER_HBA_RULES = ("# written by jobquake for this session\n"
+                    "local all all trust\n"
+                    "host all all all scram-sha-256\n")
 # where the live harness package appears in containers (its parent goes on PYTHONPATH)
 HARNESS_MOUNT = "/opt/jobquake-live"
 
@@ -42,23 +48,40 @@ def harness_mount() -> Mount:
     return Mount(str(HARNESS_PACKAGE), target=f"{HARNESS_MOUNT}/harness")
 
 
+# where a service's private files (its config with the session's secret) appear in its container
+CONFIG_MOUNT = "/etc/jobquake"
+
+
 class DockerRedis(RedisService, ContainerService):
-    """redis-server in a container, no persistence."""
+    """redis-server in a container, no persistence; the password in a mounted config file."""
 
     image_key = "docker_redis_image"
+    # the server in the container may run as another uid (the official image's ``redis``): the file
+    # is world-readable, and reachable only through the mount (its host folder is private)
+    config_mode = 0o644
 
     def __init__(self, name: str, **kwargs: Any):
         ContainerService.__init__(self, name, **kwargs)  # not RedisService's: no host binary needed
+        self.password = session_password()
+        self.config_path = self.workdir / "redis.conf"
+        self.mounts.append(Mount(str(self.config_path), target=f"{CONFIG_MOUNT}/redis.conf"))
 
     def command(self) -> list[str]:
-        cmd = ["redis-server", "--bind", HOST, "--port", str(self.port), "--save", "", "--appendonly", "no"]
+        cmd = ["redis-server", f"{CONFIG_MOUNT}/redis.conf", "--bind", HOST, "--port", str(self.port),
+               "--save", "", "--appendonly", "no"]
         if self.network == "bridge":  # clients arrive from the bridge's gateway, through a port on 127.0.0.1
             cmd += ["--protected-mode", "no"]
         return cmd
 
 
 class DockerPostgres(PostgresService, ContainerService):
-    """Postgres from an image holding an initialised cluster; ``app`` is reset from ``app_template``."""
+    """Postgres from an image holding an initialised cluster; ``app`` is reset from ``app_template``.
+
+    The image's own authentication rules are replaced by a mounted ``pg_hba.conf``: the
+    socket inside the container trusts, TCP needs the session's password. The password is
+    set through that socket (``docker exec psql``) once the server answers, as a SCRAM
+    verifier, since an exec's arguments are visible to every local user.
+    """
 
     image_key = "docker_postgres_image"
     keep_on_stop = True  # a restart keeps the data, as the process backend's data dir does
@@ -68,10 +91,15 @@ class DockerPostgres(PostgresService, ContainerService):
         self.max_connections = max_connections
         self.schema = schema
         self.used_template_cache = True  # the image's cluster was initialised when it was built
+        self.password = session_password()
+        self._password_given = False
+        self.hba_path = self.workdir / "pg_hba.conf"
+        self.mounts.append(Mount(str(self.hba_path), target=f"{CONFIG_MOUNT}/pg_hba.conf"))
 
     def command(self) -> list[str]:
-        cmd = ["postgres", "-h", HOST, "-p", str(self.port), "-c", f"max_connections={self.max_connections}"]
-        for key, value in FAST_SETTINGS.items():
+        cmd = ["postgres", "-h", HOST, "-p", str(self.port), "-c", f"max_connections={self.max_connections}",
+               "-c", f"hba_file={CONFIG_MOUNT}/pg_hba.conf"]
+        for key, value in {**FAST_SETTINGS, **SESSION_SETTINGS}.items():
             cmd += ["-c", f"{key}={value}"]
         return cmd
 
@@ -80,7 +108,49 @@ class DockerPostgres(PostgresService, ContainerService):
         return {**super().container_env(), "POSTGRES_HOST_AUTH_METHOD": "trust"}
 
     def prepare(self) -> None:
-        """Nothing to copy: the cluster is in the image."""
+        """Nothing to copy (the cluster is in the image): only the rules of who may log in."""
+        self.hba_path.write_text(DOCKER_HBA_RULES)
+        self.hba_path.chmod(0o644)  # read by the image's postgres user, through the mount only
+
+    def connect(self, dbname: str = "postgres", **kwargs: Any) -> Any:
+        """A superuser connection over TCP with the session's password."""
+        import psycopg
+
+        return psycopg.connect(host=HOST, port=self.port, user=SUPERUSER, password=self.password,
+                               dbname=dbname, connect_timeout=2, autocommit=True, **kwargs)
+
+    def probe(self) -> bool:
+        if not self._password_given:
+            if not self._answers():
+                return False
+            self._give_password()
+        return super().probe()
+
+    def _answers(self) -> bool:
+        """The server accepts connections (a refused password is an answer too)."""
+        import psycopg
+
+        try:
+            self.connect().close()
+        except psycopg.OperationalError as exc:
+            return "password authentication failed" in str(exc)
+        return True
+
+    def _give_password(self) -> None:
+        sql = f"ALTER ROLE {SUPERUSER} PASSWORD '{scram_verifier(self.password)}'"
+        code, output = self._container.exec_run(
+            ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-U", SUPERUSER, "-p", str(self.port),
+             "-d", "postgres", "-c", sql], user="postgres")
+        if code != 0:
+            raise self.error(f"cannot set the session's password: {output.decode(errors='replace')}")
+        self._password_given = True
+
+    def set_password(self, conn: Any) -> None:
+        """Already set through the container's socket by the probe."""
+
+    def remove(self) -> None:
+        super().remove()
+        self._password_given = False  # a new container starts from the image's cluster
 
     def remove_data(self) -> None:
         self.remove()

@@ -6,12 +6,18 @@ when jobquake runs as root the server runs as the unprivileged ``postgres``
 user (or ``nobody``). The app database is dropped and recreated from a
 template database between tests: a truly fresh database under the same name,
 so long-lived app processes keep their URL (their pools must pre-ping).
+
+Nobody logs in without the session's password: TCP connections need it
+(scram-sha-256); the harness itself talks over a Unix socket inside the data
+directory, which only the server's user (and root) can enter. The server runs
+with its own user's groups, never root's, and its dynamic shared memory lives
+in the data directory (``mmap``), so a killed server leaves nothing in
+``/dev/shm``.
 """
 from __future__ import annotations
 
 import fcntl
 import os
-import pwd
 import shutil
 import signal
 import subprocess
@@ -21,9 +27,12 @@ from typing import Callable
 
 import psycopg
 
+from harness._private_dir import private_dir
 from harness.stack import reaper
 from harness.stack.binaries import find_postgres_bindir
+from harness.stack.credentials import scram_verifier, session_password
 from harness.stack.process import HOST, ProcessService
+from harness.stack.server_user import popen_identity, shared_gid, unprivileged_user  # noqa: F401
 
 SUPERUSER = "postgres"
 APP_DB = "app"
@@ -34,6 +43,12 @@ SPARE_DB = "app_spare"
 TEMPLATE_LAYOUT = "template-wal1"
 # Durability is pointless for a database that lives one test: these make writes cheap.
 FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+# segments in the data dir, not /dev/shm: a SIGKILLed server's would outlive it there
+SESSION_SETTINGS = {"dynamic_shared_memory_type": "mmap"}
+# the harness over the socket in the data dir (0700, the server's user); everyone else by password
+HBA_RULES = ("# written by jobquake for this session\n"
+             "local all postgres trust\n"
+             "host all all 127.0.0.1/32 scram-sha-256\n")
 
 
 def cache_dir() -> Path:
@@ -45,17 +60,11 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "jobquake"
 
 
-def unprivileged_user() -> str | None:
-    """The user to run Postgres as: None when we are not root."""
-    if os.geteuid() != 0:
-        return None
-    for name in ("postgres", "nobody"):
-        try:
-            pwd.getpwnam(name)
-            return name
-        except KeyError:
-            continue
-    raise RuntimeError("running as root and neither a 'postgres' nor a 'nobody' user exists")
+def private_cache_dir() -> Path:
+    """``cache_dir()``, made ours and private (a planted cluster would run as the server user)."""
+    cache = cache_dir()
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    return private_dir(cache, shared_gid())
 
 
 class PostgresService(ProcessService):
@@ -76,6 +85,7 @@ class PostgresService(ProcessService):
         # and in memory when it can be (see reaper.memory_dir: the cluster lives one session)
         self.datadir = reaper.memory_dir() / f"pgdata-{self.port}"
         self.used_template_cache = False
+        self.password = session_password()
 
     def run_as(self) -> str | None:
         return unprivileged_user()
@@ -86,8 +96,8 @@ class PostgresService(ProcessService):
 
     def command(self) -> list[str]:
         cmd = [str(self.bindir / "postgres"), "-D", str(self.datadir), "-h", HOST,
-               "-p", str(self.port), "-k", "", "-c", f"max_connections={self.max_connections}"]
-        for key, value in FAST_SETTINGS.items():
+               "-p", str(self.port), "-k", str(self.datadir), "-c", f"max_connections={self.max_connections}"]
+        for key, value in {**FAST_SETTINGS, **SESSION_SETTINGS}.items():
             cmd += ["-c", f"{key}={value}"]
         return cmd
 
@@ -97,15 +107,14 @@ class PostgresService(ProcessService):
         template = self._template_cluster()
         # cp -a keeps owner and 0700 mode, which postgres insists on
         subprocess.run(["cp", "-a", str(template), str(self.datadir)], check=True)
+        with open(self.datadir / "pg_hba.conf", "w") as hba:  # keeps the server user's ownership
+            hba.write(HBA_RULES)
 
     def _template_cluster(self) -> Path:
         """An initdb'd data dir in the cache, made once per Postgres version, under a lock."""
         version = self.bindir.parent.name
-        cache = cache_dir()
+        cache = private_cache_dir()  # the unprivileged server user runs initdb inside it (0710)
         template = cache / f"pg-{version}-{TEMPLATE_LAYOUT}"
-        cache.mkdir(parents=True, exist_ok=True)
-        if self.run_as():
-            cache.chmod(0o755)  # the unprivileged server user runs initdb inside it
         with open(cache / f"pg-{version}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if (template / "PG_VERSION").exists():
@@ -120,7 +129,7 @@ class PostgresService(ProcessService):
             out = subprocess.run(
                 [str(self.bindir / "initdb"), "-D", str(staging), "-U", SUPERUSER, "--auth=trust",
                  "--no-sync", "-E", "UTF8", "--locale=C", "--wal-segsize=1"],
-                capture_output=True, text=True, user=user, check=False,
+                capture_output=True, text=True, check=False, **popen_identity(user),
             )
             if out.returncode != 0:
                 shutil.rmtree(staging, ignore_errors=True)
@@ -128,8 +137,9 @@ class PostgresService(ProcessService):
             os.rename(staging, template)
             return template
 
-    def url_for(self, dbname: str, driver: str = "postgresql+psycopg") -> str:
-        return f"{driver}://{SUPERUSER}@{HOST}:{self.port}/{dbname}"
+    def url_for(self, dbname: str, driver: str = "postgresql+psycopg", port: int | None = None) -> str:
+        """URL of ``dbname`` over TCP with the session's password (``port``: another route to it)."""
+        return f"{driver}://{SUPERUSER}:{self.password}@{HOST}:{port or self.port}/{dbname}"
 
     @property
     def url(self) -> str:
@@ -141,7 +151,8 @@ class PostgresService(ProcessService):
         return self.url_for(APP_DB, driver="postgresql")
 
     def connect(self, dbname: str = "postgres", **kwargs) -> psycopg.Connection:
-        return psycopg.connect(host=HOST, port=self.port, user=SUPERUSER, dbname=dbname,
+        """A superuser connection over the server's private socket."""
+        return psycopg.connect(host=str(self.datadir), port=self.port, user=SUPERUSER, dbname=dbname,
                                connect_timeout=2, autocommit=True, **kwargs)
 
     def probe(self) -> bool:
@@ -151,12 +162,18 @@ class PostgresService(ProcessService):
     def after_ready(self) -> None:
         """Build the template database once (schema from the app), then the first app database."""
         with self.connect() as conn:
+            self.set_password(conn)
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (TEMPLATE_DB,)).fetchone()
             if not exists:
                 conn.execute(f'CREATE DATABASE "{TEMPLATE_DB}"')
         if not exists and self.schema is not None:
             self.schema(self.url_for(TEMPLATE_DB))
         self.reset()
+
+    def set_password(self, conn: psycopg.Connection) -> None:
+        """Give the superuser the session's password (as a SCRAM verifier: the password itself
+        never reaches the server)."""
+        conn.execute(f"ALTER ROLE {SUPERUSER} PASSWORD '{scram_verifier(self.password)}'")
 
     def reset(self) -> None:
         """Replace the app database with a fresh copy of the template (drops open connections).

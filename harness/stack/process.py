@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 from harness._wait import wait_until
 from harness.errors import ServiceError
 from harness.stack import reaper
+from harness.stack.server_user import popen_identity
 
 HOST = "127.0.0.1"
 LOG_TAIL_LINES = 30
@@ -93,7 +94,7 @@ class ProcessService:
         try:
             self._proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=env, cwd=self.cwd, start_new_session=True, user=self.run_as(),
+                env=env, cwd=self.cwd, start_new_session=True, **popen_identity(self.run_as()),
             )
         except FileNotFoundError as exc:
             raise self.error(f"cannot run {cmd[0]!r}: {exc.strerror}") from exc
@@ -102,16 +103,26 @@ class ProcessService:
         reaper.record(self._proc.pid)
         self._paused = False
 
-    def wait_ready(self, timeout: float | None = None) -> None:
+    def wait_ready(self, timeout: float | None = None, cancel: threading.Event | None = None) -> None:
+        """Poll until the service answers; ServiceError (with its log) when it exits or times out.
+
+        ``cancel`` set: give up at once and leave nothing (another service of the
+        stack failed, or the run is stopping); raises ``StartCancelled``.
+        """
         timeout = self.start_timeout if timeout is None else timeout
 
         def ready() -> bool:
+            if cancel is not None and cancel.is_set():
+                raise StartCancelled(self.name)
             if not self.is_running():
                 raise _Exited()
             return self.probe()
 
         try:
-            wait_until(ready, timeout=timeout, what=f"{self.name} readiness", abort_on=(_Exited,))
+            wait_until(ready, timeout=timeout, what=f"{self.name} readiness", abort_on=(_Exited, StartCancelled))
+        except StartCancelled:
+            self.discard_failed_start()
+            raise
         except Exception as exc:
             exited = isinstance(exc, _Exited)
             reason = (f"exited at once with code {self.exit_code()}" if exited
@@ -241,40 +252,62 @@ class _Exited(Exception):
     """The process ended before it became ready."""
 
 
+class StartCancelled(Exception):
+    """A start given up because another service of the stack failed (or the run is stopping)."""
+
+    def __init__(self, service: str):
+        super().__init__(f"start of {service} given up")
+        self.service = service
+
+
 def start_all(services: Sequence[ProcessService], timeout: float | None = None) -> None:
     """Start every service in its own thread; if any fails, stop them all and raise its error.
 
     Start-up is mostly waiting (a data dir copy, an interpreter importing its
     modules), so doing it in parallel makes the stack ready in about the time
-    of its slowest service.
+    of its slowest service. The first failure (a server that exits because its
+    port is taken, say) ends the other starts at once rather than after their
+    own timeouts; so does an interruption of the caller (a stop signal).
     """
     errors: list[BaseException] = []
+    give_up = threading.Event()
 
     def start_one(svc: ProcessService) -> None:
         try:
+            if give_up.is_set():
+                return
             svc.prepare()
             svc.spawn()
-            svc.wait_ready(timeout)
+            svc.wait_ready(timeout, cancel=give_up)
             svc.after_ready()
+        except StartCancelled:
+            pass  # not a failure of its own: the one that caused it is reported
         except BaseException as exc:  # noqa: BLE001 - reported below, after every thread ends
             errors.append(exc)
+            give_up.set()
 
     threads = [threading.Thread(target=start_one, args=(svc,), name=f"start-{svc.name}") for svc in services]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except BaseException:
+        give_up.set()  # interrupted: the starts end within a poll, then everything stops
+        for thread in threads:
+            thread.join()
+        stop_all(services, timeout=2.0)
+        raise
     if errors:
-        for svc in reversed(services):
-            svc.stop(timeout=2.0)
+        stop_all(services, timeout=2.0)
         if len(errors) == 1:
             raise errors[0]
         raise ExceptionGroup(f"{len(errors)} services failed to start", errors)  # type: ignore[arg-type]
 
 
-def stop_all(services: Sequence[ProcessService]) -> None:
+def stop_all(services: Sequence[ProcessService], timeout: float | None = None) -> None:
     """Stop every service, each in its own thread (a graceful stop is mostly waiting)."""
-    threads = [threading.Thread(target=svc.stop, name=f"stop-{svc.name}") for svc in services]
+    threads = [threading.Thread(target=svc.stop, args=(timeout,), name=f"stop-{svc.name}") for svc in services]
     for thread in threads:
         thread.start()
     for thread in threads:

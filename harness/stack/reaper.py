@@ -1,13 +1,22 @@
 """Find and end what a killed run left behind.
 
-Every process jobquake starts is recorded as a pid file (pid and start time)
-in the run folder of its owner: the pytest or CLI process that started it,
-named ``<pid>-<start ticks>`` under ``RUNS_DIR``. A run folder whose owner is
-no longer alive (or whose pid now belongs to another program, which the start
-time tells apart) holds leftovers: each recorded process that is still the
-same process is killed with its descendants, and the folder is removed.
-Environment markers would not do: servers such as redis-server and Postgres
-overwrite their environment block when they set their process title.
+Every process jobquake starts is recorded as a pid file (its start time and
+owner uid) in the run folder of its owner: the pytest or CLI process that
+started it, named ``<pid>-<start ticks>`` under this user's root of run
+folders. A run folder whose owner is no longer alive (or whose pid now belongs
+to another program, which the start time tells apart) holds leftovers: each
+recorded process that is still the same process, with the same owner, is
+killed with its descendants, and the folder is removed. Environment markers
+would not do: servers such as redis-server and Postgres overwrite their
+environment block when they set their process title.
+
+Run state is private: one root per user (``/tmp/jobquake-runs-<uid>``), mode
+0700, made and checked without following symlinks (``harness._private_dir``).
+The reaper looks only in this user's roots, only at folders and files owned by
+this user, never through a symlink. When jobquake runs as root, the roots and
+run folders are shared with the group of the unprivileged server user by
+traversal only (0710), so Postgres reaches its data directory and nobody else
+does.
 
 Throwaway data that is written hard (a session's Postgres cluster) goes to
 the owner's folder under a memory root instead (``/dev/shm``, a tmpfs): on a
@@ -24,21 +33,41 @@ import tempfile
 import time
 from pathlib import Path
 
-RUNS_DIR = Path(tempfile.gettempdir()) / "jobquake-runs"
+from harness._private_dir import owned_folder, private_dir, read_owned
+from harness.stack.server_user import shared_gid
+
+ROOT_NAME = f"jobquake-runs-{os.geteuid()}"
+RUNS_DIR = Path(tempfile.gettempdir()) / ROOT_NAME
 # JOBQUAKE_MEMORY_DIR names the tmpfs for throwaway data; set it empty to keep everything on disk
 MEMORY_DIR_ENV = "JOBQUAKE_MEMORY_DIR"
 DEFAULT_MEMORY_DIR = "/dev/shm"
 MEMORY_MIN_FREE = 512 * 2**20  # a container's default /dev/shm (64 MB) is too small: use the disk
 
 
-def _start_ticks(pid: int) -> str | None:
-    """The process start time in clock ticks (field 22 of /proc/PID/stat)."""
+def _stat_fields(pid: int) -> list[str] | None:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     # the command name (field 2) may hold spaces: split after its closing parenthesis
-    return stat.rsplit(")", 1)[1].split()[19]
+    return stat.rsplit(")", 1)[1].split()
+
+
+def _start_ticks(pid: int) -> str | None:
+    """The process start time in clock ticks (field 22 of /proc/PID/stat)."""
+    fields = _stat_fields(pid)
+    return fields[19] if fields else None
+
+
+def _uid_of(pid: int) -> int | None:
+    """The real uid of a process (the ``Uid:`` line of /proc/PID/status)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def owner_id(pid: int | None = None) -> str:
@@ -56,7 +85,7 @@ def owner_alive(owner: str) -> bool:
 
 
 def _memory_runs(base: str) -> Path:
-    return Path(base) / "jobquake-runs"
+    return Path(base) / ROOT_NAME
 
 
 def memory_root() -> Path | None:
@@ -81,15 +110,9 @@ def _roots() -> list[Path]:
 
 
 def _owner_folder(root: Path) -> Path:
-    try:
-        root.mkdir(parents=True)
-        root.chmod(0o1777)  # shared by every user's runs, like /tmp; only its creator may chmod it
-    except FileExistsError:
-        pass
-    path = root / owner_id()
-    path.mkdir(exist_ok=True)
-    path.chmod(0o755)  # servers running as an unprivileged user keep data dirs inside
-    return path
+    group = shared_gid()  # the server user traverses to its data dir; nobody else enters
+    private_dir(root, group)
+    return private_dir(root / owner_id(), group)
 
 
 def run_dir() -> Path:
@@ -106,28 +129,64 @@ def memory_dir() -> Path:
 
 
 def record(pid: int) -> None:
-    """Remember a process we started, so a later run can end it if we die first."""
-    folder = run_dir() / "pids"
-    folder.mkdir(exist_ok=True)
-    (folder / str(pid)).write_text(str(_start_ticks(pid)))
+    """Remember a process we started (start time, uid), so a later run can end it if we die first."""
+    folder = private_dir(run_dir() / "pids")
+    fd = os.open(folder / str(pid), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, f"{_start_ticks(pid)} {_uid_of(pid)}".encode())
+    finally:
+        os.close(fd)
 
 
 def forget(pid: int) -> None:
     (run_dir() / "pids" / str(pid)).unlink(missing_ok=True)
 
 
+def recorded_pids(folder: Path) -> list[int]:
+    """The pids recorded in a run folder (for tests and diagnostics)."""
+    pids = folder / "pids"
+    if not owned_folder(pids):
+        return []
+    return sorted(int(p.name) for p in pids.iterdir() if p.name.isdigit())
+
+
+def _same_process(pidfile: Path) -> int | None:
+    """The pid a pid file names, if that pid is still the recorded process (start time and uid)."""
+    if not pidfile.name.isdigit():
+        return None
+    content = read_owned(pidfile)
+    if content is None:
+        return None
+    pid = int(pidfile.name)
+    ticks, _, uid = content.strip().partition(" ")
+    if not uid.isdigit() or _start_ticks(pid) != ticks or _uid_of(pid) != int(uid):
+        return None
+    return pid
+
+
+def _reapable(folder: Path) -> bool:
+    return owned_folder(folder) and not owner_alive(folder.name)
+
+
 def reap() -> list[int]:
-    """End the recorded processes of dead owners and remove their folders; return the pids killed."""
+    """End the recorded processes of dead owners and remove their folders; return the pids killed.
+
+    Only this user's roots, folders and pid files count; a symlink or anything
+    owned by someone else is left alone.
+    """
     killed: list[int] = []
-    folders = [f for root in _roots() if root.is_dir() for f in root.iterdir()]
-    for folder in folders:
-        if owner_alive(folder.name):
+    for root in _roots():
+        if not owned_folder(root):
             continue
-        for pidfile in (folder / "pids").glob("*") if (folder / "pids").is_dir() else []:
-            pid = int(pidfile.name)
-            if _start_ticks(pid) == pidfile.read_text().strip():
-                killed.extend(_kill_family(pid))
-        shutil.rmtree(folder, ignore_errors=True)
+        for folder in list(root.iterdir()):
+            if not _reapable(folder):
+                continue
+            pids = folder / "pids"
+            for pidfile in list(pids.iterdir()) if owned_folder(pids) else []:
+                pid = _same_process(pidfile)
+                if pid is not None:
+                    killed.extend(_kill_family(pid))
+            shutil.rmtree(folder, ignore_errors=True)  # rmtree never follows symlinks
     collect(killed, leader=-1)  # those we adopted as subreaper become our zombies
     return killed
 
@@ -145,7 +204,9 @@ def _kill_family(pid: int) -> list[int]:
 def remove_run_dir() -> None:
     """Delete this owner's scratch folders (once everything in them has stopped)."""
     for root in _roots():
-        shutil.rmtree(root / owner_id(), ignore_errors=True)
+        folder = root / owner_id()
+        if owned_folder(folder):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def family(pid: int) -> list[int]:

@@ -69,10 +69,16 @@ class Stack:
         if not config.schema:
             return None
         schema = load_callable(config.schema, "schema", config.root)
+        _takes_one_argument(schema, config.schema)
         jobs = JobTable.from_config(config)
 
         def build(url: str) -> None:
-            schema(url)
+            try:
+                schema(url)
+            except SystemExit as exc:  # a command's main() named by mistake: argparse exits
+                raise ConfigError(f"schema = {config.schema!r} exited ({exc!r}) when called with the "
+                                  f"template database's URL: it must name a function that takes a "
+                                  f"database URL and creates the app's tables", key="schema") from exc
             dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
             jobs.check(dsn)  # a wrong job_* key fails here, naming the columns that exist
             jobs.install_state_log(dsn)
@@ -92,9 +98,9 @@ class Stack:
         host = "127.0.0.1"
         pg_port = self._via_proxy("postgres", self.postgres)
         values = {
-            "redis_url": f"redis://{host}:{self._via_proxy('redis', self.redis)}/0",
-            "database_url": f"postgresql+psycopg://postgres@{host}:{pg_port}/app",
-            "database_dsn": f"postgresql://postgres@{host}:{pg_port}/app",
+            "redis_url": self.redis.url_for(self._via_proxy("redis", self.redis)),
+            "database_url": self.postgres.url_for("app", port=pg_port),
+            "database_dsn": self.postgres.url_for("app", driver="postgresql", port=pg_port),
             "sqs_endpoint": f"http://{host}:{self._via_proxy('sqs', self.sqs)}",
             "paidapi_url": f"http://{host}:{self._via_proxy('paidapi', self.paidapi)}",
             "paidapi_direct_url": self.paidapi.url,
@@ -172,10 +178,14 @@ class Stack:
                 proc.start()
         self.workers.replace_dead()
 
-    def stop(self) -> None:
-        """App processes and workers first (they use the infrastructure), each wave in parallel."""
-        stop_all([*self.workers.workers, *self.processes.values()])
-        stop_all(self.infrastructure)
+    def stop(self, timeout: float | None = None) -> None:
+        """App processes and workers first (they use the infrastructure), each wave in parallel.
+
+        ``timeout``: seconds each service may take to stop gracefully before it is
+        killed (default: its own; short when the run is stopping on a signal).
+        """
+        stop_all([*self.workers.workers, *self.processes.values()], timeout)
+        stop_all(self.infrastructure, timeout)
         self.backend.close()
 
     def __enter__(self) -> "Stack":
@@ -184,6 +194,19 @@ class Stack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _takes_one_argument(function: Callable[..., Any], spec: str) -> None:
+    """ConfigError unless ``schema`` can be called with one argument (the database URL)."""
+    import inspect
+
+    try:
+        inspect.signature(function).bind("postgresql://")
+    except TypeError as exc:
+        raise ConfigError(f"schema = {spec!r} cannot be called with a database URL ({exc}): it must "
+                          f"name a function taking one argument", key="schema") from exc
+    except ValueError:
+        pass  # no signature to read (a builtin): let the call tell
 
 
 def _queue(spec: Any) -> QueueSpec:

@@ -34,7 +34,7 @@ def test_no_engine_answering_names_the_address_image_and_command(tmp_path):
     message = str(err.value)
     assert "[redis] no Docker engine answers at unix:///nonexistent/docker.sock" in message
     assert "scripts/start-dockerd.sh" in message and "image jobquake/redis" in message
-    assert "redis-server --bind 127.0.0.1" in err.value.command
+    assert "redis-server /etc/jobquake/redis.conf --bind 127.0.0.1" in err.value.command
     assert not svc.is_running()
 
 

@@ -21,7 +21,8 @@ def completes(run, job_id: str) -> None:
 
 
 def ping(run, timeout: float = 0.3) -> bool:
-    with redis.Redis(host="127.0.0.1", port=run.stack.redis.port, socket_timeout=timeout,
+    with redis.Redis(host="127.0.0.1", port=run.stack.redis.port, password=run.stack.redis.password,
+                     socket_timeout=timeout,
                      socket_connect_timeout=timeout, retry=None) as conn:
         return conn.ping()
 

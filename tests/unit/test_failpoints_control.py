@@ -54,13 +54,34 @@ def test_exception_from_a_package_the_harness_lacks_is_left_to_the_app(control):
     assert control.armed()["p"]["params"]["exception"] == "app_only_package.errors.Boom"
 
 
-def test_create_lays_out_files_open_to_other_users(tmp_path):
+def test_create_lays_out_files_private_to_this_user(tmp_path):
     ctl = FailpointControl.create(tmp_path / "fp")
     assert GENERATION.unpack((ctl.path / "state").read_bytes())[0] == 0
     assert json.loads((ctl.path / "armed.json").read_text()) == {"failpoints": {}}
-    assert stat.S_IMODE(os.stat(ctl.path).st_mode) == 0o777
-    assert stat.S_IMODE(os.stat(ctl.path / "triggers.jsonl").st_mode) == 0o666
+    assert stat.S_IMODE(os.stat(ctl.path).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(ctl.path / "triggers.jsonl").st_mode) == 0o600
+    ctl.arm("p", "return", value=1)
+    assert stat.S_IMODE(os.stat(ctl.path / "armed.json").st_mode) == 0o600
     assert ctl.env() == {ENV_VAR: str(ctl.path)}
+
+
+def test_create_can_share_the_channel_with_the_apps_group(tmp_path):
+    ctl = FailpointControl.create(tmp_path / "fp", group=os.getegid())
+    assert stat.S_IMODE(os.stat(ctl.path).st_mode) == 0o2770
+    ctl.arm("p", "return", value=1)
+    assert stat.S_IMODE(os.stat(ctl.path / "armed.json").st_mode) == 0o660
+    assert stat.S_IMODE(os.stat(ctl.path / "triggers.jsonl").st_mode) == 0o660
+
+
+def test_a_control_directory_others_can_write_to_or_a_symlink_is_refused(tmp_path):
+    ctl = FailpointControl.create(tmp_path / "fp")
+    os.chmod(ctl.path, 0o777)
+    with pytest.raises(ConfigError, match="open to every user"):
+        FailpointControl(ctl.path)
+    os.chmod(ctl.path, 0o700)
+    (tmp_path / "link").symlink_to(ctl.path)
+    with pytest.raises(ConfigError, match="not a folder"):
+        FailpointControl(tmp_path / "link")
 
 
 def test_every_change_bumps_the_generation(control):

@@ -29,7 +29,7 @@ def test_a_missing_or_small_memory_dir_falls_back_to_disk(monkeypatch, tmp_path)
 def test_a_chosen_memory_dir_holds_this_owners_folder(monkeypatch, tmp_path):
     monkeypatch.setenv(reaper.MEMORY_DIR_ENV, str(tmp_path))
     folder = reaper.memory_dir()
-    assert folder == tmp_path / "jobquake-runs" / reaper.owner_id()
+    assert folder == tmp_path / reaper.ROOT_NAME / reaper.owner_id()
     assert folder.is_dir()
     reaper.remove_run_dir()
     assert not folder.exists()
@@ -39,7 +39,7 @@ def test_reap_clears_a_dead_owners_memory_folder_even_when_the_tmpfs_is_full(mon
     """Leftover clusters may be what fills the tmpfs: reaping must not wait for room."""
     monkeypatch.setenv(reaper.MEMORY_DIR_ENV, str(tmp_path))
     monkeypatch.setattr(reaper, "MEMORY_MIN_FREE", 2**62)
-    leftover = tmp_path / "jobquake-runs" / DEAD_OWNER / "pgdata-1"
+    leftover = tmp_path / reaper.ROOT_NAME / DEAD_OWNER / "pgdata-1"
     leftover.mkdir(parents=True)
     assert reaper.memory_root() is None
     reaper.reap()

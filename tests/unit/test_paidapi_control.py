@@ -124,3 +124,14 @@ def test_a_silent_server_makes_the_client_time_out() -> None:
             control.health()
         assert time.monotonic() - started < 5
         assert isinstance(caught.value.__cause__, httpx.TimeoutException)
+
+
+@pytest.mark.parametrize("header", [{"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                                    {"User-Agent": "Mozilla/5.0 (X11; Linux x86_64)"}])
+def test_control_routes_refuse_browsers_but_the_model_route_does_not(api: ProviderBed, header) -> None:
+    """A web page must not arm modes or gates; a browser-shaped call to the model route is only a call."""
+    refused = api.client.post(f"{api.url}/_jobquake/modes", json={"mode": "hang"}, headers=header)
+    assert refused.status_code == 403 and "browsers are refused" in refused.json()["error"]
+    assert api.control.modes() == []
+    model = api.client.post(f"{api.url}/v1/generate", json={"prompt": "a document"}, headers=header)
+    assert model.status_code == 200

@@ -318,3 +318,10 @@ def test_browsers_are_refused(api: httpx.Client) -> None:
 def test_unknown_routes_and_methods_answer_in_the_error_shape(api: httpx.Client) -> None:
     assert_error(api.get("/nowhere"), 404, "not found")
     assert_error(api.put("/proxies"), 405, "method not allowed")
+
+
+@pytest.mark.parametrize("header", [{"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                                    {"Sec-Fetch-Mode": "no-cors"}])
+def test_requests_a_browser_marked_are_refused_whatever_the_user_agent(api: httpx.Client, header) -> None:
+    response = api.post("/reset", headers={"User-Agent": "curl/8.0", **header})
+    assert_error(response, 403, "User agent not allowed")

@@ -1,0 +1,70 @@
+"""Every number a setting holds has a range; named objects must be of the right kind."""
+from __future__ import annotations
+
+import pytest
+
+from harness.config import RANGES, load_callable, resolve
+from harness.errors import ConfigError
+from harness.stack.stack import Stack
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf", "0.00001", "11", "1e308"])
+def test_time_scale_must_be_finite_and_between_1e_4_and_10(value):
+    with pytest.raises(ConfigError, match=r"'time_scale' \(command line\): must be ") as err:
+        resolve(cli={"time_scale": value}, environ={})
+    assert err.value.key == "time_scale" and err.value.source == "command line"
+
+
+@pytest.mark.parametrize("value", ["0.0001", "10", "0.01"])
+def test_time_scale_bounds_are_inclusive(value):
+    assert resolve(cli={"time_scale": value}, environ={}).time_scale == float(value)
+
+
+@pytest.mark.parametrize("key, value", [("workers", "65"), ("postgres_max_connections", "0"),
+                                        ("start_timeout", "inf"), ("settle_timeout", "1e9"),
+                                        ("seed", "-1")])
+def test_every_numeric_setting_is_bounded(key, value):
+    with pytest.raises(ConfigError, match=f"'JOBQUAKE_{key.upper()}' \\(environment\\): must be a finite"):
+        resolve(environ={f"JOBQUAKE_{key.upper()}": value})
+
+
+def test_every_numeric_option_has_a_range():
+    numeric = {"seed", "time_scale", "workers", "start_timeout", "settle_timeout", "postgres_max_connections"}
+    assert numeric <= set(RANGES)
+
+
+def test_the_memory_dir_variable_is_not_mistaken_for_a_key():
+    """The README documents JOBQUAKE_MEMORY_DIR; the reaper reads it, config must let it be."""
+    config = resolve(environ={"JOBQUAKE_MEMORY_DIR": "", "JOBQUAKE_REQUIRE_ROOT_TESTS": "1"})
+    assert config.backend == "process"
+
+
+def test_a_misspelled_key_suggests_the_right_one(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text("[tool.jobquake]\nworkres = 2\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'workres' .* \(did you mean 'workers'\?\)"):
+        resolve(environ={}, pyproject=pyproject)
+
+
+def test_a_key_naming_the_wrong_kind_of_object_says_what_it_found():
+    with pytest.raises(ConfigError, match=r"schema = 'math:pi' names a float \(3.14.*\), not a function"):
+        load_callable("math:pi", "schema")
+    with pytest.raises(ConfigError, match=r"mutants = 'os.path:join' names a function .*, not a mapping"):
+        load_callable("os.path:join", "mutants", kind="mapping")
+    assert load_callable("os.path:join", "budgets")
+
+
+def test_a_schema_that_cannot_take_a_url_is_a_config_error():
+    config = resolve(environ={}, cli={"schema": "os:getcwd"})
+    with pytest.raises(ConfigError, match=r"schema = 'os:getcwd' cannot be called with a database URL"):
+        Stack._template_builder(config)
+
+
+def test_a_schema_that_exits_is_a_config_error_not_a_bare_system_exit(tmp_path, monkeypatch):
+    (tmp_path / "cli_app.py").write_text("import argparse\n\ndef main(argv=None):\n"
+                                         "    argparse.ArgumentParser().parse_args(['--nope'])\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = resolve(environ={}, cli={"schema": "cli_app:main"})
+    build = Stack._template_builder(config)
+    with pytest.raises(ConfigError, match=r"schema = 'cli_app:main' exited \(SystemExit\(2\)\)"):
+        build("postgresql://127.0.0.1:1/x")
