@@ -45,18 +45,18 @@ def stop_holders(stack: Any) -> list[str]:
     return stopped
 
 
-def transports(stack: Any) -> list[PendingWork]:
+def transports(stack: Any, sqs: Any = None) -> list[PendingWork]:
     """Every message still in the Redis broker or an SQS queue, parked ones included."""
     with stack.redis.client() as redis:
         items = read_redis_broker(redis)
-    return items + read_sqs(stack.sqs.client())
+    return items + read_sqs(sqs or stack.sqs.client())
 
 
-def purge(stack: Any) -> dict[str, Any]:
+def purge(stack: Any, sqs: Any = None) -> dict[str, Any]:
     """Delete the broker's queues and unacknowledged messages, empty every SQS queue."""
     with stack.redis.client() as redis:
         keys = purge_redis_broker(redis)
-    return {"redis_keys_deleted": keys, "sqs_queues_emptied": purge_sqs(stack.sqs.client())}
+    return {"redis_keys_deleted": keys, "sqs_queues_emptied": purge_sqs(sqs or stack.sqs.client())}
 
 
 def isolate(run: Any, left: list[PendingWork]) -> dict[str, Any]:
@@ -66,8 +66,9 @@ def isolate(run: Any, left: list[PendingWork]) -> dict[str, Any]:
     ``IsolationError`` when the broker or SQS still hold anything after it.
     """
     stopped = stop_holders(run.stack) if blocking(left) else []
-    done = {"left": [item.to_dict() for item in left], "stopped": stopped, **purge(run.stack)}
-    remaining = transports(run.stack)
+    sqs = run.stack.sqs.client()  # one client: making a boto3 client costs tens of ms
+    done = {"left": [item.to_dict() for item in left], "stopped": stopped, **purge(run.stack, sqs)}
+    remaining = transports(run.stack, sqs)
     done["remaining"] = [item.to_dict() for item in remaining]
     run.history.record("harness", "fail" if remaining else "ok", "isolate", data=done)
     if remaining:

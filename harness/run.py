@@ -14,7 +14,7 @@ from harness.history import History, Recorder
 from harness.history.converters import events_from_ledger, events_from_triggers
 from harness.history.derive import attempt_deaths
 from harness.pending import SettleOutcome, Settler
-from harness.pending.sources import readers_for
+from harness.pending.sources import Sources
 from harness.stack.stack import Stack
 
 
@@ -46,7 +46,8 @@ class Run:
         self.values = stack.values
         self._log_offsets = {svc.name: svc.log_offset() for svc in stack.services()}
         self.faults = Faults(self)  # healed by the session before judging and at teardown
-        self.settler = Settler(readers_for(self))
+        self.sources = Sources(self)
+        self.settler = Settler(self.sources.readers())
         self.settle_outcome: SettleOutcome | None = None  # the last settle's, for the verdict
 
     @property
@@ -104,4 +105,5 @@ class Run:
         return folder
 
     def close(self) -> None:
+        self.sources.close()
         self.history.close()

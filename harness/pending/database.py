@@ -35,13 +35,15 @@ def _pending_jobs_sql(jobs: JobTable, with_log: bool) -> sql.Composed:
         table=sql.Identifier(jobs.table))
 
 
-def pending_jobs(jobs: JobTable, dsn: str) -> list[PendingWork]:
-    """One item for every job not in a terminal state (none when the table is absent)."""
-    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
-        if not _exists(conn, jobs.table):
-            return []
-        with_log = _exists(conn, jobs.state_log().log_table)
-        rows = conn.execute(_pending_jobs_sql(jobs, with_log), (list(jobs.terminal_states),)).fetchall()
+def pending_jobs(jobs: JobTable, conn: psycopg.Connection) -> list[PendingWork]:
+    """One item for every job not in a terminal state (none when the table is absent).
+
+    ``conn``: an autocommit connection to the app's database.
+    """
+    if not _exists(conn, jobs.table):
+        return []
+    with_log = _exists(conn, jobs.state_log().log_table)
+    rows = conn.execute(_pending_jobs_sql(jobs, with_log), (list(jobs.terminal_states),)).fetchall()
     if not rows:
         return []
     oldest = min((r[2] for r in rows if r[2] is not None), default=None)
@@ -58,16 +60,13 @@ def _since(value: Any) -> float | None:
     return value.timestamp() if hasattr(value, "timestamp") else float(value)
 
 
-def pending_queries(dsn: str, queries: tuple[str, ...]) -> list[PendingWork]:
-    """One item per declared query whose answer is not 0."""
+def pending_queries(conn: psycopg.Connection, queries: tuple[str, ...]) -> list[PendingWork]:
+    """One item per declared query whose answer is not 0 (``conn``: autocommit, the app's database)."""
     items = []
-    if not queries:
-        return items
-    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
-        for query in queries:
-            row: Any = conn.execute(query).fetchone()
-            count = int(row[0]) if row and row[0] is not None else 0
-            if count:
-                items.append(PendingWork("pending row(s)", f"query {query.strip()!r}", count,
-                                         since=_since(row[1]) if len(row) > 1 else None))
+    for query in queries:
+        row: Any = conn.execute(query).fetchone()
+        count = int(row[0]) if row and row[0] is not None else 0
+        if count:
+            items.append(PendingWork("pending row(s)", f"query {query.strip()!r}", count,
+                                     since=_since(row[1]) if len(row) > 1 else None))
     return items

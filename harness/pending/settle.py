@@ -19,7 +19,7 @@ from harness.pending.item import PendingWork, blocking, describe_all
 
 Reader = Callable[[], list[PendingWork]]
 QUIET_READS = 2  # consecutive quiet polls that make "settled"
-INTERVAL = 0.05
+INTERVAL = 0.02
 
 
 @dataclass
@@ -52,6 +52,7 @@ class Settler:
         self.readers = dict(readers)
         self.clock = clock
         self._first_seen: dict[tuple[str, str, str], float] = {}
+        self._last: list[PendingWork] = []
 
     def _read(self, name: str, reader: Reader) -> list[PendingWork]:
         try:
@@ -66,8 +67,14 @@ class Settler:
         return [item for name, reader in self.readers.items() for item in self._read(name, reader)]
 
     def _quiet(self) -> bool:
-        # stop at the first source with work: a busy system is read cheaply
-        return not any(blocking(self._read(name, reader)) for name, reader in self.readers.items())
+        """Read the sources in order, stopping at the first with work (a busy system is read cheaply)."""
+        self._last = []
+        for name, reader in self.readers.items():
+            items = self._read(name, reader)
+            self._last += items
+            if blocking(items):
+                return False
+        return True
 
     def wait(self, timeout: float, interval: float = INTERVAL) -> SettleOutcome:
         """Poll until quiet on ``QUIET_READS`` polls in a row, at most ``timeout`` seconds."""
@@ -82,5 +89,5 @@ class Settler:
             wait_until(settled, timeout=timeout, interval=interval, what="the system to settle")
         except WaitTimeout:
             return SettleOutcome(False, self.read_all(), time.monotonic() - start, timeout)
-        parked = [item for item in self.read_all() if not item.blocks]
+        parked = [item for item in self._last if not item.blocks]  # the last poll read every source
         return SettleOutcome(True, parked, time.monotonic() - start, timeout)

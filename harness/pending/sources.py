@@ -3,34 +3,58 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
+
 from harness.pending.broker import read_redis_broker
 from harness.pending.calls import calls_in_flight
 from harness.pending.database import pending_jobs, pending_queries
 from harness.pending.settle import Reader
 from harness.pending.sqs import read_sqs
 
-BROKER = "redis broker"
-SQS = "sqs"
-TRANSPORTS = (BROKER, SQS)  # where messages wait: purged between tests
 
+class Sources:
+    """Paid API, job table, app queries, Redis broker, SQS: every place work can wait, for one test.
 
-def readers_for(run: Any) -> dict[str, Reader]:
-    """Paid API, job table, app queries, Redis broker, SQS: every place work can wait.
-
-    Clients are made on first use, from the stack's own services (whatever
-    backend or SQS server the stack runs).
+    Clients are made on first use from the stack's own services (whatever
+    backend or SQS server the stack runs) and kept for the test: a poll
+    costs a few queries, not a few connections. ``close()`` before the
+    test's database is dropped.
     """
-    clients: dict[str, Any] = {}
 
-    def client(name: str) -> Any:
-        if name not in clients:
-            clients[name] = run.stack.redis.client() if name == BROKER else run.stack.sqs.client()
-        return clients[name]
+    def __init__(self, run: Any):
+        self.run = run
+        self._db: psycopg.Connection | None = None
+        self._redis: Any = None
+        self._sqs: Any = None
 
-    return {
-        "paid API": lambda: calls_in_flight(run.paidapi.ledger()),
-        "job table": lambda: pending_jobs(run.jobs, run.database_dsn),
-        "pending_queries": lambda: pending_queries(run.database_dsn, tuple(run.config.pending_queries)),
-        BROKER: lambda: read_redis_broker(client(BROKER)),
-        SQS: lambda: read_sqs(client(SQS)),
-    }
+    def db(self) -> psycopg.Connection:
+        if self._db is None or self._db.closed or self._db.broken:
+            self._db = psycopg.connect(self.run.database_dsn, autocommit=True, connect_timeout=5)
+        return self._db
+
+    def redis(self) -> Any:
+        if self._redis is None:
+            self._redis = self.run.stack.redis.client()
+        return self._redis
+
+    def sqs(self) -> Any:
+        if self._sqs is None:
+            self._sqs = self.run.stack.sqs.client()
+        return self._sqs
+
+    def readers(self) -> dict[str, Reader]:
+        run = self.run
+        return {
+            "paid API": lambda: calls_in_flight(run.paidapi.ledger()),
+            "job table": lambda: pending_jobs(run.jobs, self.db()),
+            "pending_queries": lambda: pending_queries(self.db(), tuple(run.config.pending_queries)),
+            "redis broker": lambda: read_redis_broker(self.redis()),
+            "sqs": lambda: read_sqs(self.sqs()),
+        }
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+        if self._redis is not None:
+            self._redis.close()
+        self._db = self._redis = self._sqs = None
