@@ -5,7 +5,8 @@ One reader per place (``database``: jobs not terminal and the app's
 and scheduled messages; ``sqs``: visible, in-flight and delayed messages,
 dead letters; ``calls``: paid calls in flight), each returning
 ``PendingWork`` items; ``Settler`` polls them until quiet
-(``settle.py``); ``sources_for(run)`` wires them to a running stack.
+(``settle.py``); ``sources.Sources(run)`` wires them to a running stack;
+``verdict.settle_result`` turns a timed-out settle into a failed result.
 """
 from __future__ import annotations
 

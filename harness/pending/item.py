@@ -28,8 +28,9 @@ class PendingWork:
 
     @property
     def key(self) -> tuple[str, str, str]:
-        """Identity across reads (to remember when it was first seen)."""
-        return (self.kind, self.where, self.detail)
+        """Identity across reads (to remember when it was first seen): one message or call by its id,
+        a count (a queue's length, an SQS figure) by its place: "non-empty since"."""
+        return (self.kind, self.where, self.ids[0] if len(self.ids) == 1 else "")
 
     def seen_since(self, first_seen: float) -> "PendingWork":
         """This item, dated ``first_seen`` when its source gave no date."""
