@@ -68,6 +68,13 @@ def _list_of_tables(value: Any) -> tuple[dict, ...]:
     return tuple(dict(v) for v in value)
 
 
+def _sql_list(value: Any) -> tuple[str, ...]:
+    # never split on commas: SQL has them
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) and v.strip() for v in value):
+        return tuple(value)
+    raise ValueError("must be a list of SQL queries, each returning one number")
+
+
 @dataclass(frozen=True)
 class Option:
     """One configuration key: its parser, default, help, and whether it is a scalar.
@@ -122,6 +129,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("env", _table, {}, "environment of app processes: VAR = template", scalar=False),
     Option("processes", _table, {}, "app processes: name = {command, ready, start_timeout, instrument}", scalar=False),
     Option("queues", _list_of_tables, (), "SQS queues: {name, visibility_timeout, dead_letter, max_receives}", scalar=False),
+    Option("pending_queries", _sql_list, (), "SQL queries counting the app's other pending work (e.g. unsent "
+           "outbox rows): settling waits until each returns 0", scalar=False),
 )
 
 

@@ -6,19 +6,16 @@ import re
 import shutil
 from pathlib import Path
 
-from harness._wait import wait_until
 from harness.checks.snapshot import Snapshot
 from harness.config import Config
-from harness.errors import WaitTimeout
 from harness.evidence import JobTable
 from harness.faults import Faults
 from harness.history import History, Recorder
 from harness.history.converters import events_from_ledger, events_from_triggers
 from harness.history.derive import attempt_deaths
+from harness.pending import SettleOutcome, Settler
+from harness.pending.sources import Sources
 from harness.stack.stack import Stack
-
-# paid calls that will still finish (and may still bill): settling waits for them
-CALLS_STILL_RUNNING = ("in_flight", "held")
 
 
 def artifacts_dir_for(root: Path, nodeid: str) -> Path:
@@ -49,6 +46,9 @@ class Run:
         self.values = stack.values
         self._log_offsets = {svc.name: svc.log_offset() for svc in stack.services()}
         self.faults = Faults(self)  # healed by the session before judging and at teardown
+        self.sources = Sources(self)
+        self.settler = Settler(self.sources.readers())
+        self.settle_outcome: SettleOutcome | None = None  # the last settle's, for the verdict
 
     @property
     def database_url(self) -> str:
@@ -69,19 +69,21 @@ class Run:
 
     # -- after the scenario --------------------------------------------------------
     def settle(self, timeout: float | None = None) -> bool:
-        """Wait until every job is terminal and no paid call is still running; False at the bound."""
+        """Wait until nothing can still cause work; False at the bound (``settle_outcome`` says what).
+
+        Waits for: every job terminal, every ``pending_queries`` at 0, no paid
+        call in flight, the Redis broker's queues empty with no message
+        handed out and unacknowledged (running, reserved or scheduled with an
+        ETA / countdown), and every SQS queue without visible, in-flight or
+        delayed messages (dead letters are reported, not waited for).
+        """
         timeout = self.config.settle_timeout if timeout is None else timeout
-
-        def quiet() -> bool:
-            if self.jobs.pending(self.database_dsn):
-                return False
-            return not any(c["state"] in CALLS_STILL_RUNNING for c in self.paidapi.ledger())
-
-        try:
-            wait_until(quiet, timeout=timeout, interval=0.02, what="the system to settle")
-            return True
-        except WaitTimeout:
-            return False
+        outcome = self.settler.wait(timeout)
+        self.settle_outcome = outcome
+        self.history.record("harness", "ok" if outcome.settled else "info", "settle",
+                            data={"settled": outcome.settled, "waited": round(outcome.waited, 3),
+                                  "timeout": timeout, "pending": [p.to_dict() for p in outcome.pending]})
+        return outcome.settled
 
     def collect(self) -> tuple[History, Snapshot]:
         """Merge every source of evidence into the history; take the final DB snapshot."""
@@ -108,4 +110,5 @@ class Run:
         return folder
 
     def close(self) -> None:
+        self.sources.close()
         self.history.close()

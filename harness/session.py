@@ -8,9 +8,12 @@ import pytest
 
 from harness import config as cfg
 from harness._signals import QUICK_STOP, StopOnSignal
-from harness.checks import (GLOBAL_INVARIANTS, Verdict, checker_name, checkers_by_name, run_checks,
-                            violation_error)
+from harness.checks import (GLOBAL_INVARIANTS, Result, Verdict, checker_name, checkers_by_name,
+                            run_checks, violation_error)
 from harness.errors import ConfigError
+from harness.isolation import isolate
+from harness.leaks import created_jobs, leaked_to_later, no_work_from_earlier_tests, without_leaks
+from harness.pending.verdict import settle_result
 from harness.run import Run, artifacts_dir_for
 from harness.stack import reaper
 from harness.stack.stack import Stack
@@ -31,6 +34,7 @@ class JobquakeSession:
         self._stack: Stack | None = None
         self._run: Run | None = None
         self.verdicts: dict[str, Verdict] = {}
+        self._created_by: dict[str, str] = {}  # job id -> the test that created it (leak reports)
 
     @property
     def artifacts_root(self) -> Path:
@@ -93,12 +97,26 @@ class JobquakeSession:
         opts: dict[str, Any] = dict(marker.kwargs) if marker else {}
         if settle and opts.get("settle", True) is not False:
             bound = opts["settle"] if isinstance(opts.get("settle"), (int, float)) else None
-            if not run.settle(bound):
-                run.history.record("harness", "info", "settle", data={"settled": False})
+            run.settle(bound)  # a timeout is a result below, with what was pending
         history, snapshot = run.collect()
-        verdict = run_checks(self._checkers(opts), history, snapshot, opts.get("options"))
+        leaks = no_work_from_earlier_tests(history, self._created_by)
+        judged = without_leaks(history) if leaks.valid is False else history
+        verdict = run_checks(self._checkers(opts), judged, snapshot, opts.get("options"))
+        verdict = self._apart(item.nodeid, verdict, leaks, settle_result(run.settle_outcome))
+        self._created_by.update(dict.fromkeys(created_jobs(history), item.nodeid))
         self._save(item, run, history, snapshot, verdict)
         return violation_error(verdict, str(run.artifacts), self.settings.seed, item.nodeid)
+
+    def _apart(self, nodeid: str, verdict: Verdict, leaks: Result, unsettled: Result | None) -> Verdict:
+        """Add what keeps tests apart: a settle that timed out, work leaked from earlier tests
+        (also recorded as a failure of the test it leaked from)."""
+        extra = tuple(r for r in (unsettled, leaks) if r is not None and r.valid is False)
+        for origin in leaks.details.get("leaked_from", []) if leaks.valid is False else []:
+            if origin in self.verdicts:
+                earlier = self.verdicts[origin]
+                self.verdicts[origin] = Verdict(earlier.results + (leaked_to_later(nodeid, leaks),),
+                                                earlier.options)
+        return Verdict(verdict.results + extra, verdict.options) if extra else verdict
 
     @staticmethod
     def _checkers(opts: dict[str, Any]) -> list:
@@ -155,6 +173,9 @@ class JobquakeSession:
 
     def finish(self, node: pytest.Item, run: Run) -> None:
         run.faults.heal_all()
-        run.save_logs()
-        run.close()
-        self._run = None
+        try:
+            isolate(run, run.settler.read_all())  # nothing of this test may reach the next one
+        finally:
+            run.save_logs()
+            run.close()
+            self._run = None

@@ -12,9 +12,11 @@ from typing import Any
 
 from harness.checks.done_steps import STEP_SAVED
 from harness.history import vocabulary as v
+from harness.history.timing import committed_data
 
 SAVED_STEPS_SQL = """
-    SELECT job_id, step, attempt, call_id, extract(epoch FROM created_at)::float8
+    SELECT job_id, step, attempt, call_id, extract(epoch FROM created_at)::float8,
+           extract(epoch FROM pg_xact_commit_timestamp(xmin))::float8
       FROM step_results ORDER BY created_at
 """
 
@@ -22,16 +24,18 @@ SAVED_STEPS_SQL = """
 def record_saved_steps(jq: Any, refapp: Any) -> int:
     """Record every ``step_results`` row as a ``write ok step_saved`` event; returns how many.
 
-    ``created_at`` is the saving transaction's ``now()`` (its start, so at
-    most the commit time), a wall-clock reading of this machine's database:
-    the event's monotonic time is derived with the offset between the two
-    clocks here and now.
+    ``created_at`` is the saving transaction's ``now()`` (its start); the
+    row's commit time (``pg_xact_commit_timestamp``) is when the step became
+    done for everyone else, which is what the checker reads. Both are
+    wall-clock readings of this machine's database: monotonic times are
+    derived with the offset between the two clocks here and now.
     """
     rows = refapp.query(SAVED_STEPS_SQL)
     to_monotonic = time.monotonic() - time.time()
-    for job_id, step, attempt, call_id, wall in rows:
+    for job_id, step, attempt, call_id, wall, committed in rows:
         jq.history.record(v.WRITE, "ok", STEP_SAVED, job_id=job_id, attempt=attempt,
                           data={"step": step, "table": "step_results", "call_id": call_id,
-                                "attempt": attempt, "refused": False},
+                                "attempt": attempt, "refused": False,
+                                **committed_data(committed, to_monotonic)},
                           t=wall + to_monotonic, wall=wall)
     return len(rows)

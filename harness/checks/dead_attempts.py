@@ -3,7 +3,10 @@
 Once ``job attempt_dead`` says attempt N of a job is dead (the sweeper, the
 visibility timeout or the fence decided so), attempt N must not get a write
 accepted (``ok write``, ``refused`` false) nor start a paid call
-(``invoke call``) strictly after that moment. A write the fence refused
+(``invoke call``) strictly after that moment. The moment of death is the
+commit time of the write that declared it (before the commit no one else
+could see the fence); the effect is dated by its statement time (when the
+dead attempt acted). A write the fence refused
 (``fail write``) is the protection working, not a violation. The
 counterexample is the earliest effect after death.
 """
@@ -17,6 +20,7 @@ from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import INVOKE, OK, Event
 from harness.history.history import History
+from harness.history.timing import commit_time, statement_time
 
 NAME = "no_effect_from_dead_attempt"
 
@@ -51,7 +55,7 @@ def no_effect_from_dead_attempt(history: History, snapshot: Snapshot | None) -> 
         for event in history.by_job(job_id):
             attempt = _effect_attempt(event)
             death = deaths.get((job_id, attempt)) if attempt is not None else None
-            if death is None or event.t <= death.t or not _is_effect(event):
+            if death is None or statement_time(event) <= commit_time(death) or not _is_effect(event):
                 continue
             violations.append({"job_id": job_id, "attempt": attempt,
                                "effect": f"{event.source} {event.type} {event.name}",

@@ -20,7 +20,9 @@ The clock runs from the call's start in the provider's ledger to the first
 sign that the app stopped waiting for it: a ``write`` event of the job's
 attempt (e.g. the failed item's row, which a scenario can record from the
 app's tables) or the job's terminal state in the database's state log,
-whichever comes first. The ledger's own end of the call is no use here: a
+whichever comes first, dated by its statement time (when the app acted
+after the call, not when its transaction started or committed: ordering
+against a paid call). The ledger's own end of the call is no use here: a
 hung call ends when the hang is healed, and a call whose answer was lost
 on the network ended in time on the provider's side. That span must be within ``slack`` of ``deadline``
 (``slack``, default a tenth of the deadline, absorbs the work between the

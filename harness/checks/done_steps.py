@@ -10,12 +10,17 @@ Evidence, besides the paid-API ledger:
 
 * ``write ok step_saved`` (source ``write``, name ``step_saved``): the
   app committed the result of one step; ``job_id`` and ``attempt`` as
-  usual, ``data = {"step", "table", "call_id", "refused": False}``, at the
-  time of the saving transaction (a database's ``now()`` is the start of
-  the transaction, so at most the commit time: the check errs towards
-  letting a call through). An app's scenario records these from its own
-  results table (for refapp: ``scenarios/idempotency_support.py`` reads
-  ``step_results``).
+  usual, ``data = {"step", "table", "call_id", "refused": False}`` and,
+  where known, ``committed_t`` (``harness.history.timing``). An app's
+  scenario records these from its own results table (for refapp:
+  ``scenarios/idempotency_support.py`` reads ``step_results``).
+
+Which time: the step counts as done from its **commit time**, when another
+attempt asking "already done?" could first see it. The transaction's
+start (``now()``) would date a result saved after a slow call in one long
+transaction before that very call, and the check would claim the
+impossible order "paid for after it was saved". Without a commit time the
+event's own time is used.
 
 A paid call (any outcome: billed, replayed, failed or still open) for the
 same job and step that *started* more than ``slack`` seconds after the
@@ -38,6 +43,7 @@ from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import OK, Event
 from harness.history.history import History
+from harness.history.timing import commit_time
 
 NAME = "no_paid_call_for_done_step"
 STEP_SAVED = v.STEP_SAVED  # event name, source ``write``: a step's result was committed
@@ -51,14 +57,14 @@ def saved_steps(history: History) -> dict[tuple[str, str], Event]:
         if event.job_id is None or step is None:
             continue
         key = (event.job_id, str(step))
-        if key not in saved or event.t < saved[key].t:
+        if key not in saved or commit_time(event) < commit_time(saved[key]):
             saved[key] = event
     return saved
 
 
 def _saved_evidence(history: History, event: Event) -> dict[str, Any]:
     return {"job_id": event.job_id, "attempt": event.attempt, "step": event.data.get("step"),
-            "saved_at": history.relative(event.t), "call_id": event.data.get("call_id"),
+            "saved_at": history.relative(commit_time(event)), "call_id": event.data.get("call_id"),
             "what": "step result committed"}
 
 
@@ -76,7 +82,7 @@ def _late_calls(calls: tuple[PaidCall, ...], saved: dict[tuple[str, str], Event]
         if call.job_id is None or call.step is None:
             continue
         save = saved.get((call.job_id, call.step))
-        if save is not None and call.t_start > save.t + slack:
+        if save is not None and call.t_start > commit_time(save) + slack:
             late.append((save, call))
     return late
 
@@ -98,7 +104,7 @@ def no_paid_call_for_done_step(history: History, snapshot: Snapshot | None,
     for save, call in late:
         evidence = call.evidence(history.start)
         violations.append({"job_id": call.job_id, "step": call.step, "attempt": call.attempt,
-                           "call_id": call.call_id, "saved_at": history.relative(save.t),
+                           "call_id": call.call_id, "saved_at": history.relative(commit_time(save)),
                            "called_at": evidence["at"], "saved": _saved_evidence(history, save),
                            "call": evidence})
     first = violations[0]

@@ -8,6 +8,8 @@ duplicate delivery claimed it, a retry ignored the result), and the user
 was already told it had finished. One violation per job, at the first
 reopening; the counterexample is the earliest one. Without any state
 change in the history the verdict is unknown (the state log is missing).
+States are ordered by statement time: writes to one job row are
+serialised by its row lock, so statement order is commit order.
 """
 from __future__ import annotations
 

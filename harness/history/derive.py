@@ -13,6 +13,7 @@ from typing import Iterable
 
 from harness.history import vocabulary as v
 from harness.history.event import OK, UNINDEXED, Event
+from harness.history.timing import COMMITTED_AT, COMMITTED_T
 
 
 def attempt_deaths(events: Iterable[Event], terminal_states: Iterable[str]) -> list[Event]:
@@ -31,8 +32,10 @@ def attempt_deaths(events: Iterable[Event], terminal_states: Iterable[str]) -> l
             (attempt is not None and attempt != current) or state == initial[job])
         if left_behind:
             reason = "requeued" if state == initial[job] else f"attempt {attempt} claimed the job"
+            # the fence is up for others once the declaring write commits: keep its commit time
+            committed = {k: event.data[k] for k in (COMMITTED_T, COMMITTED_AT) if k in event.data}
             deaths.append(Event(UNINDEXED, event.t, event.wall, v.JOB, OK, v.ATTEMPT_DEAD, job, current,
-                                {"attempt": current, "by": reason}))
+                                {"attempt": current, "by": reason, **committed}))
             live.pop(job)
         if state in terminal or state == initial[job]:
             live.pop(job, None)

@@ -4,8 +4,13 @@ Polling the job table misses states that last less than the poll interval
 (a job that is ``running`` for 200 µs between two commits). Instead the
 harness installs a row trigger on the app's job table that copies every
 change of state / reason / attempt into ``jobquake_state_log``, stamped with
-``clock_timestamp()`` (the real time of the change, not of the transaction
-start) and the transaction id::
+``clock_timestamp()`` (the statement time: when the change was made, not
+when its transaction started, which ``now()`` would give) and the
+transaction id. When it reads, the harness adds each row's commit time,
+``pg_xact_commit_timestamp(xmin)`` (Postgres runs with
+``track_commit_timestamp = on``): when the change became visible to
+others. A write late in a long transaction (after a slow paid call) is thus
+dated after the call by both::
 
     conn.execute(install_sql(StateLogConfig(table="jobs", reason_column="error")))
     ...
@@ -16,7 +21,9 @@ Names come from the app's config, so every identifier is validated and
 quoted (``psycopg.sql.Identifier``) before it enters generated SQL.
 ``read_state_log`` converts ``changed_at`` to monotonic time with the offset
 ``time.monotonic() - time.time()`` measured when it reads; ``wall`` keeps the
-database's time.
+database's time. An event's ``t`` is the statement time; ``data`` holds
+``committed_at`` (wall) and ``committed_t`` (monotonic), absent when the
+server does not track commit times (``harness.history.timing`` picks one).
 """
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ from psycopg import sql
 from harness.errors import ConfigError
 from harness.history import vocabulary as v
 from harness.history.event import OK, UNINDEXED, Event
+from harness.history.timing import committed_data
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 DEFAULT_LOG_TABLE = "jobquake_state_log"
@@ -87,7 +95,7 @@ CREATE TABLE IF NOT EXISTS {log} (
     reason text,
     attempt integer,
     op text NOT NULL,
-    changed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    changed_at timestamptz NOT NULL DEFAULT clock_timestamp(),  -- statement time, not now()
     txid bigint NOT NULL DEFAULT txid_current()
 );
 CREATE OR REPLACE FUNCTION {fn}() RETURNS trigger LANGUAGE plpgsql AS $jobquake$
@@ -134,10 +142,15 @@ def uninstall_sql(cfg: StateLogConfig) -> str:
         fn=cfg.qualified(cfg.function_name), log=cfg.qualified(cfg.log_table)).as_string(None)
 
 
+# pg_xact_commit_timestamp() raises when the server does not track commit times: ask first
+_COMMITTED = ("CASE WHEN current_setting('track_commit_timestamp') = 'on'"
+              " THEN extract(epoch FROM pg_xact_commit_timestamp(xmin))::float8 END")
+
+
 def _select_sql(cfg: StateLogConfig) -> str:
     return sql.SQL(
-        "SELECT id, job_id, state, reason, attempt, op, extract(epoch FROM changed_at)::float8, txid"
-        " FROM {log} WHERE id > {since} ORDER BY id").format(
+        "SELECT id, job_id, state, reason, attempt, op, extract(epoch FROM changed_at)::float8, txid, "
+        + _COMMITTED + " FROM {log} WHERE id > {since} ORDER BY id").format(
         log=cfg.qualified(cfg.log_table), since=sql.Placeholder("since")).as_string(None)
 
 
@@ -153,13 +166,15 @@ def read_state_log(conn: Any, since_id: int = 0, cfg: StateLogConfig | None = No
 
     ``conn``: a psycopg connection, or a SQLAlchemy Connection whose driver is
     psycopg. Each event's data holds ``log_id`` (pass the last one as the next
-    ``since_id``, see ``last_log_id``) and ``txid``.
+    ``since_id``, see ``last_log_id``), ``txid``, ``op`` (INSERT / UPDATE /
+    DELETE) and, where tracked, the commit time.
     """
     rows = _fetch(conn, _select_sql(cfg or StateLogConfig()), since_id)
     offset = time.monotonic() - time.time()
     events = []
-    for log_id, job_id, state, reason, attempt, op, epoch, txid in rows:
-        data: dict[str, Any] = {"log_id": log_id, "txid": txid}
+    for log_id, job_id, state, reason, attempt, op, epoch, txid, committed in rows:
+        data: dict[str, Any] = {"log_id": log_id, "txid": txid, "op": op}
+        data.update(committed_data(committed, offset))
         if op == "DELETE":
             name = v.DELETED
         else:

@@ -43,6 +43,7 @@ SPARE_DB = "app_spare"
 TEMPLATE_LAYOUT = "template-wal1"
 # Durability is pointless for a database that lives one test: these make writes cheap.
 FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+FAST_SETTINGS["track_commit_timestamp"] = "on"  # not for speed: the state log reads when each write became visible
 # segments in the data dir, not /dev/shm: a SIGKILLed server's would outlive it there
 SESSION_SETTINGS = {"dynamic_shared_memory_type": "mmap"}
 # the harness over the socket in the data dir (0700, the server's user); everyone else by password

@@ -170,8 +170,10 @@ class Stack:
             self.instrument.reset()
         self.proxy.client().reset()
         self.paidapi.control().reset()
-        self.redis.reset()
+        # the fresh database first: an app process still sending the last test's outbox rows
+        # sends them before the broker and the queues are emptied, never after
         self.postgres.reset()
+        self.redis.reset()
         self.sqs.reset()
         for proc in self.processes.values():
             if not proc.is_running():

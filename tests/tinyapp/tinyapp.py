@@ -5,7 +5,9 @@ which ``[tool.jobquake.env]`` fills from the stack. Its pool is small and
 registered as failpoint resource ``db_engine``; ``tiny.work`` passes the
 failpoint ``tiny.after_processing``; ``tiny.sweep`` doubles every ``items``
 row and records the sweep in ``sweeps`` (a row whose value is not a number
-makes the whole sweep fail, as a careless sweep does).
+makes the whole sweep fail, as a careless sweep does). ``tiny.retry_later``
+marks its job failed, then retries it with a countdown, which pays and
+finishes it: work that lands after a terminal state.
 """
 import os
 
@@ -74,3 +76,14 @@ def sweep(sweep_id):
     with engine().begin() as conn:
         conn.execute(text("UPDATE sweeps SET state = 'done', processed = :n WHERE id = :id"),
                      {"n": processed, "id": sweep_id})
+
+
+@app.task(name="tiny.retry_later", bind=True, max_retries=1)
+def retry_later(self, job_id, countdown):
+    """Fails the job (a terminal state), then a retry scheduled ``countdown`` s later pays and finishes it."""
+    if self.request.retries == 0:
+        set_state(job_id, "failed")
+        raise self.retry(countdown=countdown)
+    httpx.post(os.environ["TINY_PAIDAPI"] + "/v1/generate", json={"prompt": job_id}, timeout=10,
+               headers={"Idempotency-Key": f"{job_id}:retry", "X-Job-Id": job_id, "X-Step": "retry"})
+    set_state(job_id, "done")

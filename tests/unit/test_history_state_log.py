@@ -49,7 +49,7 @@ def postgres():
     port = free_port()
     subprocess.run([PG_BIN / "initdb", "-D", datadir, "-U", "postgres", "--auth=trust", "--no-sync",
                     "-E", "UTF8", "--locale=C"], user=RUN_AS, check=True, capture_output=True)
-    options = f"-h 127.0.0.1 -p {port} -c fsync=off -c unix_socket_directories=''"
+    options = f"-h 127.0.0.1 -p {port} -c fsync=off -c unix_socket_directories='' -c track_commit_timestamp=on"
     subprocess.run([PG_BIN / "pg_ctl", "-D", datadir, "-o", options, "-l", workdir / "pg.log", "-w", "start"],
                    user=RUN_AS, check=True, capture_output=True)
     try:
@@ -143,3 +143,18 @@ def test_works_through_a_sqlalchemy_connection(conn, postgres):
     finally:
         engine.dispose()
     assert [e.data["state"] for e in events] == ["queued"]
+
+
+@pytest.mark.integration
+def test_a_change_late_in_a_long_transaction_is_dated_when_made_and_when_committed(conn):
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO jobs (state, attempt) VALUES ('running', 1)")
+    conn.execute("SELECT pg_sleep(0.2)")  # the slow call inside the transaction
+    conn.execute("UPDATE jobs SET state = 'done'")
+    conn.execute("SELECT pg_sleep(0.1)")
+    conn.execute("COMMIT")
+    running, done = read_state_log(conn, 0, CONFIG)
+    assert running.data["op"] == "INSERT" and done.data["op"] == "UPDATE"
+    assert done.t - running.t >= 0.2  # statement times, not the transaction's start for both
+    assert done.data["committed_t"] - done.t >= 0.1  # visible only at the commit
+    assert running.data["committed_at"] == done.data["committed_at"]
