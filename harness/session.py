@@ -1,19 +1,31 @@
 """The plugin's state for one pytest process: the resolved config, the stack, the verdicts."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness import config as cfg
-from harness.checks import (GLOBAL_INVARIANTS, Verdict, checker_name, checkers_by_name, run_checks,
-                            violation_error)
+from harness import markers
+from harness.checks import Verdict, run_checks, violation_error
+from harness.checks.failure import format_result
+from harness.checks.landed import faults_landed
+from harness.errors import HarnessError
 from harness.run import Run, artifacts_dir_for
 from harness.stack import reaper
 from harness.stack.stack import Stack
 
 VERDICT_KEY = pytest.StashKey[Verdict]()
+
+
+class UnknownVerdictWarning(UserWarning):
+    """An invariant could not be decided and ``on_unknown = "warn"`` lets its test pass."""
+
+
+class ScenarioError(HarnessError):
+    """A scenario that cannot be judged as written (e.g. it runs no checker)."""
 
 
 class JobquakeSession:
@@ -28,6 +40,7 @@ class JobquakeSession:
         self._stack: Stack | None = None
         self._run: Run | None = None
         self.verdicts: dict[str, Verdict] = {}
+        self._mutants: list[str] | None | bool = False  # False: not loaded yet
 
     @property
     def artifacts_root(self) -> Path:
@@ -54,6 +67,28 @@ class JobquakeSession:
         if error is not None:
             raise error
         return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pycollect_makeitem(self, collector: pytest.Collector, name: str, obj: object):
+        result = yield
+        items = result if isinstance(result, list) else [result]
+        found = [f"{item.nodeid}: {problem}" for item in items if isinstance(item, pytest.Item)
+                 for problem in markers.problems(item, self._mutant_names())]
+        if found:  # a collection error: the scenario would not be judged as its author thinks
+            raise collector.CollectError("jobquake markers:\n  " + "\n  ".join(found))
+        return result
+
+    def _mutant_names(self) -> list[str] | None:
+        """The app's mutants (config ``mutants``), None when it names none or they cannot be loaded."""
+        if self._mutants is False:
+            self._mutants = None
+            if self.settings.mutants:
+                try:
+                    self._mutants = list(cfg.load_callable(self.settings.mutants, "mutants",
+                                                           self.pytest_config.rootpath))
+                except Exception:  # noqa: BLE001 - `jobquake mutants` reports a broken catalogue itself
+                    self._mutants = None
+        return self._mutants  # type: ignore[return-value]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         path = self.pytest_config.getoption("jobquake_list_catches")
@@ -85,23 +120,25 @@ class JobquakeSession:
     def _judge(self, item: pytest.Item, run: Run, *, settle: bool) -> BaseException | None:
         run.faults.heal_all()  # heal, then check (Jepsen's final generator)
         marker = item.get_closest_marker("jobquake")
-        opts: dict[str, Any] = dict(marker.kwargs) if marker else {}
-        if settle and opts.get("settle", True) is not False:
-            bound = opts["settle"] if isinstance(opts.get("settle"), (int, float)) else None
+        opts = markers.ScenarioOptions.from_kwargs(marker.kwargs if marker else {})
+        if settle and opts.settle is not False:
+            bound = opts.settle if not isinstance(opts.settle, bool) else None
             if not run.settle(bound):
                 run.history.record("harness", "info", "settle", data={"settled": False})
+        if opts.expect:
+            run.expect(**opts.expect)
         history, snapshot = run.collect()
-        verdict = run_checks(self._checkers(opts), history, snapshot, opts.get("options"))
+        checkers = opts.checkers() + ([faults_landed] if run.faults.injected else [])  # each fault must land
+        if not checkers:
+            raise ScenarioError(f"{item.nodeid} runs no checker: nothing would be judged")
+        verdict = run_checks(checkers, history, snapshot, opts.options)
         self._save(item, run, history, snapshot, verdict)
-        return violation_error(verdict, str(run.artifacts), self.settings.seed, item.nodeid)
-
-    @staticmethod
-    def _checkers(opts: dict[str, Any]) -> list:
-        skip = set(opts.get("skip_checks", ()))
-        chosen = [c for c in GLOBAL_INVARIANTS if checker_name(c) not in skip]
-        for extra in opts.get("checks", ()):
-            chosen += checkers_by_name([extra]) if isinstance(extra, str) else [extra]
-        return chosen
+        unknown_fails = self.settings.on_unknown == "fail"
+        if not unknown_fails:
+            for result in verdict.unknown():
+                warnings.warn(UnknownVerdictWarning("\n".join(format_result(result))), stacklevel=2)
+        return violation_error(verdict, str(run.artifacts), self.settings.seed, item.nodeid,
+                               unknown_fails=unknown_fails)
 
     def _save(self, item: pytest.Item, run: Run, history, snapshot, verdict: Verdict) -> None:
         from harness.report import junit_properties, write_artifacts

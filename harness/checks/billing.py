@@ -29,6 +29,7 @@ from typing import Any, Iterable
 
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import UNKNOWN, Result, invalid_result, valid_result
+from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.history.history import History
@@ -77,7 +78,7 @@ def _describe(pair: dict[str, Any]) -> str:
     return f"job {a['job_id']} step {a['step']!r} billed twice: {one(a)} and {one(b)}; {pair['why']}"
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(PAID_CALLS,))
 def no_double_billing(history: History, snapshot: Snapshot | None,
                       provider_dedups: bool = True) -> Result:
     """No two billed calls share a key or a job+step (see the module docstring)."""

@@ -139,15 +139,31 @@ class PoisonRow(Fault):
                     raise self.error(f"insert must return the column values that identify the row, "
                                      f"got {identity!r}")
                 self.identity = dict(identity)
-        return {"row": self.identity}
+            inserted = self._read_back(conn)
+        # the row as stored (its id too): the evidence a sweep reached it is read against this
+        return {"row": self.identity, "inserted": inserted}
+
+    def _where(self) -> tuple[sql.Composable, list[Any]]:
+        assert self.identity
+        where = sql.SQL(" AND ").join(sql.SQL("{} IS NOT DISTINCT FROM %s").format(sql.Identifier(c))
+                                      for c in self.identity)
+        return where, list(self.identity.values())
+
+    def _read_back(self, conn: psycopg.Connection) -> dict[str, Any] | None:
+        where, values = self._where()
+        cursor = conn.execute(sql.SQL("SELECT * FROM {} WHERE {} LIMIT 1").format(self._table(), where), values)
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        plain = (str, int, float, bool, type(None))
+        return {col.name: val if isinstance(val, plain) else str(val) for col, val in zip(cursor.description, row)}
 
     def _heal(self) -> dict[str, Any]:
         if not self.identity:
             return {"deleted": 0}
-        where = sql.SQL(" AND ").join(sql.SQL("{} IS NOT DISTINCT FROM %s").format(sql.Identifier(c))
-                                      for c in self.identity)
+        where, values = self._where()
         with psycopg.connect(self.run.database_dsn, autocommit=True, connect_timeout=5) as conn:
             deleted = conn.execute(sql.SQL("DELETE FROM {} WHERE {}").format(self._table(), where),
-                                   list(self.identity.values())).rowcount
+                                   values).rowcount
         self.identity = None
         return {"deleted": deleted}

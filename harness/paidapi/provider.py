@@ -50,6 +50,7 @@ class ModelRequest:
     step: str | None = None
     attempt: int | None = None
     key: str | None = None  # Idempotency-Key
+    caller_pid: int | None = None  # X-Caller-Pid: which process holds the call
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Provider:
         record = self.ledger.open(
             route=request.route, job_id=request.job_id, step=request.step,
             attempt=request.attempt, key=request.key, mode=rule.mode if rule else "normal",
+            caller_pid=request.caller_pid,
         )
         task = asyncio.create_task(self._serve(request, record, rule))
         self._serving.add(task)

@@ -2,7 +2,8 @@
 
 Model route: ``POST /v1/generate`` (any ``POST /v1/<name>`` behaves the
 same, so rules and gates can target one route). Body ``{"prompt": str}``;
-headers ``Idempotency-Key``, ``X-Job-Id``, ``X-Step``, ``X-Attempt``, or the
+headers ``Idempotency-Key``, ``X-Job-Id``, ``X-Step``, ``X-Attempt`` (``X-Caller-Pid``:
+header only), or the
 same fields in the body (``idempotency_key``, ``job_id``, ``step``,
 ``attempt``) when the header is absent. The answer is
 ``{"call_id", "output", "billed", "replayed", "latency"}`` (200) or
@@ -68,8 +69,10 @@ async def read_model_request(request: web.Request) -> ModelRequest:
     attempt = field("X-Attempt", "attempt")
     if attempt is not None and not attempt.lstrip("-").isdigit():
         raise ConfigError(f"attempt must be an integer, got {attempt!r}", key="attempt")
+    pid = request.headers.get("X-Caller-Pid")
+    caller_pid = int(pid) if pid is not None and pid.isdigit() else None  # a bad header attributes nothing
     return ModelRequest(
         route=request.path, prompt=prompt, job_id=field("X-Job-Id", "job_id"),
         step=field("X-Step", "step"), attempt=None if attempt is None else int(attempt),
-        key=field("Idempotency-Key", "idempotency_key"),
+        key=field("Idempotency-Key", "idempotency_key"), caller_pid=caller_pid,
     )
