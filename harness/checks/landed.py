@@ -14,8 +14,8 @@ kill_worker                 the killed worker's process tree held the named call
                             ledger's ``caller_pid``) / fired the named failpoint; for a
                             kill "now": it held a paid call then, or a job got a new
                             attempt afterwards
-hang_endpoint               provider: at least one call was held (``hung``); network: at
-                            least one call started in the window and was never delivered
+hang_endpoint               provider: at least one call was held (the provider's hang mode
+                            took it); network: a paid call went through while it was set
 failpoint / exhaust_pool    the app fired it (a trigger without error) in the window
 poison_row                  a sweep run listed the row (its id among eligible rows)
 duplicate_submission        the app answered at least two of the submissions
@@ -59,8 +59,8 @@ class Window:
     failure: str | None = None  # ``fail inject`` / ``info inject`` (a moment that never came)
 
     def contains(self, t: float) -> bool:
-        start = self.injected_at if self.injected_at is not None else self.invoked_at
-        return start <= t and (self.healed_at is None or t <= self.healed_at)
+        # from the invoke: a fault acts during inject() (a submission sent twice, a mode set)
+        return self.invoked_at <= t and (self.healed_at is None or t <= self.healed_at)
 
 
 @dataclass(frozen=True)
@@ -138,12 +138,10 @@ def _kill(history: History, w: Window) -> Landing:
 def _hang(history: History, w: Window) -> Landing:
     inside = [c for c in paid_calls(history) if w.contains(c.t_start)
               and (w.params.get("job_id") is None or c.job_id == w.params["job_id"])]
-    if w.params.get("layer", "provider") == "provider":
-        held = [c for c in inside if c.hung]
-        what = "held (hung)"
-    else:
-        held = [c for c in inside if not c.delivered]
-        what = "started and never delivered"
+    if w.params.get("layer", "provider") != "provider":
+        return _through_proxy(history, w)  # the toxic sees bytes: a call through it while it was set
+    held = [c for c in inside if c.hung or c.mode == "hang"]  # healed hangs end 503, still held till then
+    what = "held (hung)"
     if held:
         return Landing(True, f"hang_endpoint ({w.params.get('layer', 'provider')}): {len(held)} call(s) "
                        f"{what}, first {held[0].call_id} of job {held[0].job_id}", held[0].t_start)
@@ -182,7 +180,7 @@ def _duplicate(history: History, w: Window) -> Landing:
 
 
 def _through_proxy(history: History, w: Window) -> Landing | None:
-    if w.params.get("proxy", PAIDAPI_PROXY) != PAIDAPI_PROXY:
+    if w.params.get("proxy", PAIDAPI_PROXY) != PAIDAPI_PROXY and w.fault != "hang_endpoint":
         return None  # no app evidence of traffic on other proxies yet
     inside = [c for c in paid_calls(history) if w.contains(c.t_start)]
     if inside:

@@ -33,6 +33,7 @@ class PaidCall:
     billed: bool
     status: Any = None
     caller_pid: int | None = None  # the process that made the call (header X-Caller-Pid)
+    mode: str | None = None  # the provider's mode for it: normal / hang / fail / slow
 
     @property
     def delivered(self) -> bool:
@@ -74,7 +75,8 @@ def _build(history: History) -> tuple[PaidCall, ...]:
                               _opt(data.get("key")), t_start, t_end,
                               end.type if end is not None else "", data.get("state"),
                               bool(data.get("billed")), data.get("status"),
-                              None if data.get("caller_pid") is None else int(data["caller_pid"])))
+                              None if data.get("caller_pid") is None else int(data["caller_pid"]),
+                              _opt(data.get("mode"))))
     calls.sort(key=lambda c: (c.t_start, c.call_id))
     return tuple(calls)
 
