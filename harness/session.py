@@ -1,6 +1,7 @@
 """The plugin's state for one pytest process: the resolved config, the stack, the verdicts."""
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 from harness import config as cfg
 from harness import markers
 from harness.checks import Verdict, run_checks, violation_error
-from harness.checks.failure import format_result
+from harness.checks.failure import failure_text, format_result
 from harness.checks.landed import faults_landed
 from harness.errors import HarnessError
 from harness.run import Run, artifacts_dir_for
@@ -18,6 +19,7 @@ from harness.stack import reaper
 from harness.stack.stack import Stack
 
 VERDICT_KEY = pytest.StashKey[Verdict]()
+WORKER_VERDICTS = "jobquake_verdicts"  # key of a worker's verdicts in xdist's workeroutput
 
 
 class UnknownVerdictWarning(UserWarning):
@@ -54,7 +56,17 @@ class JobquakeSession:
                 f"artifacts={self.artifacts_root}"]
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        report = yield
+        if call.excinfo is not None and report.failed:
+            text = failure_text(call.excinfo.value)
+            if text is not None:  # the verdict, as Hypothesis shows a falsifying example: no plugin frames
+                report.longrepr = text
+        return report
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):
+        __tracebackhide__ = True
         run = getattr(item, "funcargs", {}).get("jq")
         if not isinstance(run, Run):
             return (yield)
@@ -109,12 +121,23 @@ class JobquakeSession:
         terminalreporter.write_line(f"artifacts: {self.artifacts_root}   replay: --jobquake-seed={self.settings.seed}")
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.pytest_config, "workerinput"):  # an xdist worker: its controller reports
+            # through JSON: execnet carries plain values only
+            self.pytest_config.workeroutput[WORKER_VERDICTS] = json.loads(json.dumps(
+                {k: v.to_dict() for k, v in self.verdicts.items()}, default=str))
+            return
         if self.verdicts:
             from harness.report import write_json
 
-            name = "run.json" if not hasattr(self.pytest_config, "workerinput") else \
-                f"run-{self.pytest_config.workerinput['workerid']}.json"
-            write_json(self.artifacts_root / name, self.verdicts, meta={"seed": self.settings.seed})
+            for stale in self.artifacts_root.glob("run-gw*.json"):  # per-worker files of older versions
+                stale.unlink(missing_ok=True)
+            write_json(self.artifacts_root / "run.json", self.verdicts, meta={"seed": self.settings.seed})
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist: gather a worker's verdicts, so the table and run.json are those of a serial run."""
+        raw = getattr(node, "workeroutput", {}).get(WORKER_VERDICTS) or {}
+        self.verdicts.update({nodeid: Verdict.from_dict(v) for nodeid, v in raw.items()})
 
     # -- the verdict ---------------------------------------------------------------
     def _judge(self, item: pytest.Item, run: Run, *, settle: bool) -> BaseException | None:

@@ -108,3 +108,21 @@ def violation_error(verdict: Verdict, artifacts_path: str | os.PathLike[str] | N
         return errors[0]
     names = ", ".join(f"{e.result.name} [{mark(e.result.valid)}]" for e in errors)
     return ExceptionGroup(f"{len(errors)} invariants failed: {names}", errors)
+
+
+def failure_text(exc: BaseException) -> str | None:
+    """What a test tool shows for a verdict that failed, without any frame; None for other errors.
+
+    One violation reads as its own message; a group reads as each
+    invariant in turn, then the artifacts folder and the replay line once.
+    """
+    if isinstance(exc, InvariantViolation):
+        return str(exc)
+    if not isinstance(exc, BaseExceptionGroup) or not exc.exceptions or \
+            not all(isinstance(e, InvariantViolation) for e in exc.exceptions):
+        return None
+    parts, tail = [], ""
+    for error in exc.exceptions:
+        body, _, tail = str(error).partition("\nartifacts: ")
+        parts.append(body)
+    return "\n\n".join([exc.message, *parts]) + (f"\n\nartifacts: {tail}" if tail else "")

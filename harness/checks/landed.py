@@ -20,6 +20,8 @@ failpoint / exhaust_pool    the app fired it (a trigger without error) in the wi
 poison_row                  a sweep run listed the row (its id among eligible rows)
 duplicate_submission        the app answered at least two of the submissions
 network_toxic, proxy_down   (paid API proxy) at least one paid call went through the window
+broker_outage               the app's logs show a publish / consume that failed meanwhile
+hold_database_connections   the app's logs show a connection it could not get meanwhile
 ==========================  ================================================================
 
 A fault that did not land makes the result ``unknown`` with a sentence
@@ -56,6 +58,7 @@ class Window:
     injected_at: float | None = None  # the ``ok inject``: when the damage was done
     details: dict[str, Any] = field(default_factory=dict)
     healed_at: float | None = None
+    heal_details: dict[str, Any] = field(default_factory=dict)  # the ``ok heal``: what was seen meanwhile
     failure: str | None = None  # ``fail inject`` / ``info inject`` (a moment that never came)
 
     def contains(self, t: float) -> bool:
@@ -93,6 +96,8 @@ def windows(history: History) -> list[Window]:
             window.failure = str(data.get("error") or data.get("reason") or "it did not happen")
         elif event.name == v.HEAL and event.type == INVOKE and window.healed_at is None:
             window.healed_at = event.t
+        elif event.name == v.HEAL and event.type == OK:
+            window.heal_details = {k: val for k, val in data.items() if k not in ("fault", "params")}
     return found
 
 
@@ -129,8 +134,10 @@ def _kill(history: History, w: Window) -> Landing:
     retried = [e for e in history if e.t > at and e.source == v.JOB
                and (e.name == v.ATTEMPT_DEAD or (e.attempt or 0) > 1)]
     if retried:
-        return Landing(True, f"{who}; job {retried[0].job_id} was given attempt {retried[0].attempt} after it",
-                       retried[0].t)
+        first = retried[0]
+        what = (f"attempt {first.attempt} of job {first.job_id} was declared dead" if first.name == v.ATTEMPT_DEAD
+                else f"job {first.job_id} was given attempt {first.attempt}")
+        return Landing(True, f"{who}; {what} after it", first.t)
     return Landing(False, f"{who}, which held no paid call, and no job was retried after it "
                    f"(every job finished on its first attempt)")
 
@@ -189,7 +196,21 @@ def _through_proxy(history: History, w: Window) -> Landing | None:
     return Landing(False, f"{w.fault} on {PAIDAPI_PROXY} was set, but no paid call went through it")
 
 
+def _app_errors(felt: str) -> Callable[[History, Window], Landing]:
+    def rule(history: History, w: Window) -> Landing:
+        count = int(w.heal_details.get("app_errors") or 0)
+        if count:
+            first = (w.heal_details.get("app_error_lines") or ["?"])[0]
+            return Landing(True, f"{w.fault}: the app logged {count} {felt} while it was set; first: {first}",
+                           w.healed_at)
+        return Landing(False, f"{w.fault} was set, but the app logged no {felt} while it was "
+                       f"(it made no attempt, or the fault was healed first)")
+    return rule
+
+
 RULES: dict[str, Callable[[History, Window], Landing | None]] = {
+    "broker_outage": _app_errors("failed publish / consume"),
+    "hold_database_connections": _app_errors("refused or timed-out connection checkout"),
     "kill_worker": _kill, "hang_endpoint": _hang, "failpoint": _failpoint, "exhaust_pool": _failpoint,
     "poison_row": _poison_row, "duplicate_submission": _duplicate, "network_toxic": _through_proxy,
     "proxy_down": _through_proxy,

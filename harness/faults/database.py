@@ -18,10 +18,13 @@ import psycopg
 from psycopg import sql
 
 from harness.faults import _params as p
+from harness.faults._app_logs import AppLogWatch
 from harness.faults.base import Fault
 
 TOO_MANY_CONNECTIONS = "53300"  # SQLSTATE of both "too many clients" and "slots are reserved"
 SPARE = 5  # connections tried beyond max_connections before giving up
+# what the app logs when it cannot get a connection (the evidence that the exhaustion reached it)
+CHECKOUT_ERRORS = r"too many clients|remaining connection slots|QueuePool limit|connection slots are reserved"
 
 
 class HoldDatabaseConnections(Fault):
@@ -37,6 +40,7 @@ class HoldDatabaseConnections(Fault):
         return self.run.stack.postgres.connect("postgres")
 
     def _inject(self) -> dict[str, Any]:
+        self._watch = AppLogWatch(self.run)
         first = self._connect()
         self._held = [first]
         limit = int(first.execute("SHOW max_connections").fetchone()[0])
@@ -71,8 +75,9 @@ class HoldDatabaseConnections(Fault):
         raise self.error("a new connection to the app database still succeeds: exhaustion did not take effect")
 
     def _heal(self) -> dict[str, Any]:
+        felt = self._watch.evidence(CHECKOUT_ERRORS) if getattr(self, "_watch", None) else {}
         closed = self._close()
-        return {"closed": closed}
+        return {"closed": closed, **felt}
 
     def _close(self) -> int:
         held, self._held = self._held, []

@@ -111,10 +111,44 @@ def test_a_poison_row_never_reached_did_not_land():
 
 def test_faults_without_a_rule_are_listed_not_passed_off_as_landed():
     b = HistoryBuilder()
-    b.fault("broker_outage", 1.0, 2.0)
+    b.fault("pause_service", 1.0, 2.0, service="worker1")
     result = judge(b)
-    assert result.details["unjudged"] == ["broker_outage"] and "no landing rule" in result.message
+    assert result.details["unjudged"] == ["pause_service"] and "no landing rule" in result.message
 
 
 def test_no_fault_at_all_is_unknown():
     assert judge(HistoryBuilder()).valid == UNKNOWN
+
+
+def test_the_timeline_marks_where_each_fault_took_effect_or_did_not():
+    from harness.checks import run_checks
+    from harness.report.html import render_html
+
+    b = HistoryBuilder()
+    b.call("j1", 0.5, None, caller_pid=101)
+    b.fault("kill_worker", 1.0, 2.0, details=WORKER)
+    b.fault("hang_endpoint", 3.0, 4.0, layer="provider", job_id=None, route=None)
+    verdict = run_checks([faults_landed], b.history(), None)
+    html = render_html(b.history(), verdict, None, "t")
+    assert "which held call call-1 of job j1" in html  # the effect, on the chart
+    assert "no call was held (hung) while it was" in html  # the fault that did not land
+    assert "fault took effect / did not" in html
+
+
+def test_a_broker_outage_lands_when_the_app_logged_a_failed_publish_or_consume():
+    b = HistoryBuilder()
+    b.fault("broker_outage", 1.0, 2.0)
+    assert judge(b).valid == UNKNOWN and "the app logged no failed publish" in judge(b).message
+    b = HistoryBuilder()
+    b.event("fault", "invoke", "inject", 1.0, fault="broker_outage", params={})
+    b.event("fault", "ok", "inject", 1.0, fault="broker_outage", params={}, pid=5, port=6379)
+    b.event("fault", "invoke", "heal", 2.0, fault="broker_outage", params={})
+    b.event("fault", "ok", "heal", 2.1, fault="broker_outage", params={}, app_errors=2,
+            app_error_lines=["worker1: consumer: Cannot connect to redis://127.0.0.1:6379/0"])
+    assert judge(b).valid is True and "Cannot connect to redis" in judge(b).message
+
+
+def test_holding_every_connection_slot_with_no_app_checkout_did_not_land():
+    b = HistoryBuilder()
+    b.fault("hold_database_connections", 1.0, 2.0)
+    assert judge(b).valid == UNKNOWN and "no refused or timed-out connection checkout" in judge(b).message
