@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+import pytest
 
 from harness.checks.registry import CHECKERS, GLOBAL_INVARIANTS
 from harness.checks.runner import Checker, checker_name
@@ -60,7 +63,7 @@ def _kwarg_problems(kwargs: Mapping[str, Any]) -> list[str]:
         if isinstance(value, str) or not isinstance(value, (list, tuple)):
             found.append(f"jobquake({key}=...): expected a list of checker names, got {value!r}")
     settle = kwargs.get("settle", True)
-    if isinstance(settle, bool) is False and (not isinstance(settle, (int, float)) or settle <= 0):
+    if not isinstance(settle, bool) and (not isinstance(settle, (int, float)) or settle <= 0):
         found.append(f"jobquake(settle=...): expected True, False or a positive number of seconds, got {settle!r}")
     for key in EXPECTATIONS:
         value = kwargs.get(key)
@@ -136,3 +139,36 @@ def problems(item: Any, mutants: Iterable[str] | None) -> list[str]:
         else:
             found += catches_problems(mark.args, mark.kwargs, mutants)
     return found
+
+
+class MarkerCheck:
+    """The plugin part that checks each collected test's markers; a problem is a collection error."""
+
+    def __init__(self, mutants_spec: str, root: Path):
+        self.mutants_spec = mutants_spec
+        self.root = root
+        self._mutants: list[str] | None | bool = False  # False: not loaded yet
+
+    def mutant_names(self) -> list[str] | None:
+        """The app's mutants (config ``mutants``), None when it names none or they cannot be loaded."""
+        if self._mutants is False:
+            self._mutants = None
+            if self.mutants_spec:
+                from harness.config import load_callable
+
+                try:
+                    self._mutants = list(load_callable(self.mutants_spec, "mutants", self.root))
+                except Exception:  # noqa: BLE001 - `jobquake mutants` reports a broken catalogue itself
+                    self._mutants = None
+        return self._mutants  # type: ignore[return-value]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pycollect_makeitem(self, collector: pytest.Collector, name: str, obj: object):
+        result = yield
+        items = result if isinstance(result, list) else [result]
+        found = [f"{item.nodeid}: {problem}" for item in items if isinstance(item, pytest.Item)
+                 for problem in problems(item, self.mutant_names())]
+        if found:  # a collection error: the scenario would not be judged as its author thinks
+            raise collector.CollectError("jobquake markers:\n  " + "\n  ".join(found))
+        return result
+

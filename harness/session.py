@@ -42,7 +42,6 @@ class JobquakeSession:
         self._stack: Stack | None = None
         self._run: Run | None = None
         self.verdicts: dict[str, Verdict] = {}
-        self._mutants: list[str] | None | bool = False  # False: not loaded yet
 
     @property
     def artifacts_root(self) -> Path:
@@ -79,28 +78,6 @@ class JobquakeSession:
         if error is not None:
             raise error
         return result
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_pycollect_makeitem(self, collector: pytest.Collector, name: str, obj: object):
-        result = yield
-        items = result if isinstance(result, list) else [result]
-        found = [f"{item.nodeid}: {problem}" for item in items if isinstance(item, pytest.Item)
-                 for problem in markers.problems(item, self._mutant_names())]
-        if found:  # a collection error: the scenario would not be judged as its author thinks
-            raise collector.CollectError("jobquake markers:\n  " + "\n  ".join(found))
-        return result
-
-    def _mutant_names(self) -> list[str] | None:
-        """The app's mutants (config ``mutants``), None when it names none or they cannot be loaded."""
-        if self._mutants is False:
-            self._mutants = None
-            if self.settings.mutants:
-                try:
-                    self._mutants = list(cfg.load_callable(self.settings.mutants, "mutants",
-                                                           self.pytest_config.rootpath))
-                except Exception:  # noqa: BLE001 - `jobquake mutants` reports a broken catalogue itself
-                    self._mutants = None
-        return self._mutants  # type: ignore[return-value]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         path = self.pytest_config.getoption("jobquake_list_catches")
