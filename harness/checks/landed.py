@@ -19,7 +19,8 @@ hang_endpoint               provider: at least one call was held (the provider's
 failpoint / exhaust_pool    the app fired it (a trigger without error) in the window
 poison_row                  a sweep run listed the row (its id among eligible rows)
 duplicate_submission        the app answered at least two of the submissions
-network_toxic, proxy_down   (paid API proxy) at least one paid call went through the window
+network_toxic               (paid API proxy) at least one paid call went through the window
+proxy_down                  the app's logs show a connection refused meanwhile
 broker_outage               the app's logs show a publish / consume that failed meanwhile
 hold_database_connections   the app's logs show a connection it could not get meanwhile
 ==========================  ================================================================
@@ -213,7 +214,7 @@ RULES: dict[str, Callable[[History, Window], Landing | None]] = {
     "hold_database_connections": _app_errors("refused or timed-out connection checkout"),
     "kill_worker": _kill, "hang_endpoint": _hang, "failpoint": _failpoint, "exhaust_pool": _failpoint,
     "poison_row": _poison_row, "duplicate_submission": _duplicate, "network_toxic": _through_proxy,
-    "proxy_down": _through_proxy,
+    "proxy_down": _app_errors("refused connection"),
 }
 
 

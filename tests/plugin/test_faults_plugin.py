@@ -33,6 +33,7 @@ def test_faults_left_injected_are_healed_before_the_verdict(pytester: pytest.Pyt
         "every_job_terminal": "unknown", "no_double_billing": "unknown", "no_lost_submission": "unknown",
         "faults_landed": "unknown"}
     assert [e["why"] for e in verdict["faults_landed"]["details"]["effects"]] == [
-        "proxy_down on paidapi was set, but no paid call went through it",
+        "proxy_down was set, but the app logged no refused connection while it was (it made no "
+        "attempt, or the fault was healed first)",
         "hold_database_connections was set, but the app logged no refused or timed-out connection "
         "checkout while it was (it made no attempt, or the fault was healed first)"]

@@ -152,3 +152,9 @@ def test_holding_every_connection_slot_with_no_app_checkout_did_not_land():
     b = HistoryBuilder()
     b.fault("hold_database_connections", 1.0, 2.0)
     assert judge(b).valid == UNKNOWN and "no refused or timed-out connection checkout" in judge(b).message
+
+
+def test_a_proxy_down_lands_only_when_the_app_was_refused():
+    b = HistoryBuilder()
+    b.fault("proxy_down", 1.0, 2.0, proxy="paidapi")
+    assert judge(b).valid == UNKNOWN and "logged no refused connection" in judge(b).message

@@ -129,3 +129,18 @@ def test_verdict_round_trips_through_json_form():
     verdict = run_checks(GLOBAL_INVARIANTS, b.history(), b.snapshot())
     again = Verdict.from_dict(verdict.to_dict())
     assert again == verdict
+
+
+def test_unknown_fails_only_when_asked_and_reads_without_frames():
+    from harness.checks import InvariantUnknown
+    from harness.checks.failure import failure_text
+
+    verdict = run_checks([broken, *GLOBAL_INVARIANTS], HistoryBuilder().history(), None)
+    assert violation_error(verdict) is None  # nothing invalid
+    error = violation_error(verdict, "/tmp/a", 5, "t.py::t", unknown_fails=True)
+    assert isinstance(error, ExceptionGroup) and all(isinstance(e, InvariantUnknown) for e in error.exceptions)
+    text = failure_text(error)
+    assert text.startswith("4 invariants failed: always_broken [unknown], every_job_terminal [unknown]")
+    assert text.count("replay: pytest 't.py::t' --jobquake-seed=5") == 1  # once, after every invariant
+    assert "no_double_billing [unknown]: the paid API ledger was not read" in text
+    assert failure_text(ValueError("x")) is None
