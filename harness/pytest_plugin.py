@@ -23,11 +23,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "jobquake(checks=..., skip_checks=..., settle=True, options=...): "
-                            "choose the invariants checked after this scenario")
+    config.addinivalue_line("markers", "jobquake(checks=..., skip_checks=..., settle=True, options=..., "
+                            "expect_paid_calls=None, expect_jobs=None): choose the invariants checked "
+                            "after this scenario (and declare one that makes no paid call / no job)")
     config.addinivalue_line("markers", "catches(mutant, invariant): this scenario is written to catch "
                             "that mutant, failing that invariant (see `jobquake mutants`)")
     from harness.errors import ConfigError
+    from harness.markers import MarkerCheck
     from harness.session import JobquakeSession
 
     try:
@@ -35,6 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as exc:  # a usage error (key, source, fix), not an INTERNALERROR
         raise pytest.UsageError(f"jobquake: {exc}") from None
     config.pluginmanager.register(session, SESSION_KEY)
+    config.pluginmanager.register(MarkerCheck(session.settings.mutants, config.rootpath), "jobquake-markers")
 
 
 def _session(config: pytest.Config):

@@ -1,16 +1,20 @@
 """The plugin's state for one pytest process: the resolved config, the stack, the verdicts."""
 from __future__ import annotations
 
+import json
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness import config as cfg
+from harness import markers
 from harness._signals import QUICK_STOP, StopOnSignal
-from harness.checks import (GLOBAL_INVARIANTS, Result, Verdict, checker_name, checkers_by_name,
-                            run_checks, violation_error)
-from harness.errors import ConfigError
+from harness.checks import Result, Verdict, run_checks, violation_error
+from harness.checks.failure import failure_text, format_result
+from harness.checks.landed import faults_landed
+from harness.errors import ConfigError, HarnessError
 from harness.isolation import isolate
 from harness.leaks import created_jobs, leaked_to_later, no_work_from_earlier_tests, without_leaks
 from harness.pending.verdict import settle_result
@@ -19,6 +23,15 @@ from harness.stack import reaper
 from harness.stack.stack import Stack
 
 VERDICT_KEY = pytest.StashKey[Verdict]()
+WORKER_VERDICTS = "jobquake_verdicts"  # key of a worker's verdicts in xdist's workeroutput
+
+
+class UnknownVerdictWarning(UserWarning):
+    """An invariant could not be decided and ``on_unknown = "warn"`` lets its test pass."""
+
+
+class ScenarioError(HarnessError):
+    """A scenario that cannot be judged as written (e.g. it runs no checker)."""
 
 
 class JobquakeSession:
@@ -48,7 +61,17 @@ class JobquakeSession:
                 f"artifacts={self.artifacts_root}"]
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        report = yield
+        if call.excinfo is not None and report.failed:
+            text = failure_text(call.excinfo.value)
+            if text is not None:  # the verdict, as Hypothesis shows a falsifying example: no plugin frames
+                report.longrepr = text
+        return report
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):
+        __tracebackhide__ = True
         run = getattr(item, "funcargs", {}).get("jq")
         if not isinstance(run, Run):
             return (yield)
@@ -83,29 +106,50 @@ class JobquakeSession:
         terminalreporter.write_line(f"artifacts: {self.artifacts_root}   replay: --jobquake-seed={self.settings.seed}")
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.pytest_config, "workerinput"):  # an xdist worker: its controller reports
+            # through JSON: execnet carries plain values only
+            self.pytest_config.workeroutput[WORKER_VERDICTS] = json.loads(json.dumps(
+                {k: v.to_dict() for k, v in self.verdicts.items()}, default=str))
+            return
         if self.verdicts:
             from harness.report import write_json
 
-            name = "run.json" if not hasattr(self.pytest_config, "workerinput") else \
-                f"run-{self.pytest_config.workerinput['workerid']}.json"
-            write_json(self.artifacts_root / name, self.verdicts, meta={"seed": self.settings.seed})
+            for stale in self.artifacts_root.glob("run-gw*.json"):  # per-worker files of older versions
+                stale.unlink(missing_ok=True)
+            write_json(self.artifacts_root / "run.json", self.verdicts, meta={"seed": self.settings.seed})
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist: gather a worker's verdicts, so the table and run.json are those of a serial run."""
+        raw = getattr(node, "workeroutput", {}).get(WORKER_VERDICTS) or {}
+        self.verdicts.update({nodeid: Verdict.from_dict(v) for nodeid, v in raw.items()})
 
     # -- the verdict ---------------------------------------------------------------
     def _judge(self, item: pytest.Item, run: Run, *, settle: bool) -> BaseException | None:
         run.faults.heal_all()  # heal, then check (Jepsen's final generator)
         marker = item.get_closest_marker("jobquake")
-        opts: dict[str, Any] = dict(marker.kwargs) if marker else {}
-        if settle and opts.get("settle", True) is not False:
-            bound = opts["settle"] if isinstance(opts.get("settle"), (int, float)) else None
+        opts = markers.ScenarioOptions.from_kwargs(marker.kwargs if marker else {})
+        if settle and opts.settle is not False:
+            bound = opts.settle if not isinstance(opts.settle, bool) else None
             run.settle(bound)  # a timeout is a result below, with what was pending
+        if opts.expect:
+            run.expect(**opts.expect)
         history, snapshot = run.collect()
         leaks = no_work_from_earlier_tests(history, self._created_by)
         judged = without_leaks(history) if leaks.valid is False else history
-        verdict = run_checks(self._checkers(opts), judged, snapshot, opts.get("options"))
+        checkers = opts.checkers() + ([faults_landed] if run.faults.injected else [])  # each fault must land
+        if not checkers:
+            raise ScenarioError(f"{item.nodeid} runs no checker: nothing would be judged")
+        verdict = run_checks(checkers, judged, snapshot, opts.options)
         verdict = self._apart(item.nodeid, verdict, leaks, settle_result(run.settle_outcome))
         self._created_by.update(dict.fromkeys(created_jobs(history), item.nodeid))
         self._save(item, run, history, snapshot, verdict)
-        return violation_error(verdict, str(run.artifacts), self.settings.seed, item.nodeid)
+        unknown_fails = self.settings.on_unknown == "fail"
+        if not unknown_fails:
+            for result in verdict.unknown():
+                warnings.warn(UnknownVerdictWarning("\n".join(format_result(result))), stacklevel=2)
+        return violation_error(verdict, str(run.artifacts), self.settings.seed, item.nodeid,
+                               unknown_fails=unknown_fails)
 
     def _apart(self, nodeid: str, verdict: Verdict, leaks: Result, unsettled: Result | None) -> Verdict:
         """Add what keeps tests apart: a settle that timed out, work leaked from earlier tests
@@ -117,14 +161,6 @@ class JobquakeSession:
                 self.verdicts[origin] = Verdict(earlier.results + (leaked_to_later(nodeid, leaks),),
                                                 earlier.options)
         return Verdict(verdict.results + extra, verdict.options) if extra else verdict
-
-    @staticmethod
-    def _checkers(opts: dict[str, Any]) -> list:
-        skip = set(opts.get("skip_checks", ()))
-        chosen = [c for c in GLOBAL_INVARIANTS if checker_name(c) not in skip]
-        for extra in opts.get("checks", ()):
-            chosen += checkers_by_name([extra]) if isinstance(extra, str) else [extra]
-        return chosen
 
     def _save(self, item: pytest.Item, run: Run, history, snapshot, verdict: Verdict) -> None:
         from harness.report import junit_properties, write_artifacts

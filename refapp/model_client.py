@@ -62,7 +62,8 @@ def generate(prompt: str, *, key: str, job_id: str, step: str, attempt: int) -> 
     deadline = model_deadline()
     # connect, write, read and pool all bounded; the answer is one small JSON body
     timeout = None if mutant("no-deadline") else httpx.Timeout(deadline)
-    headers = {"Idempotency-Key": key, "X-Job-Id": job_id, "X-Step": step, "X-Attempt": str(attempt)}
+    headers = {"Idempotency-Key": key, "X-Job-Id": job_id, "X-Step": step, "X-Attempt": str(attempt),
+               "X-Caller-Pid": str(os.getpid())}  # lets a harness tell which process holds the call
     try:
         response = _client().post(ROUTE, json={"prompt": prompt}, headers=headers, timeout=timeout)
     except httpx.TimeoutException as exc:

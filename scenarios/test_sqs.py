@@ -61,9 +61,10 @@ def test_a_long_attempt_keeps_its_message_while_it_works(jq, refapp):
 
     job_id = refapp.submit(documents, route="sqs", file="long-attempt.pdf")
     refapp.wait_for(job_id, "running", "done", timeout=10)
-    held = jq.faults.failpoint(MESSAGE_RECEIVED, "hang", match={"job_id": job_id})
+    # a watch, not the fault (the slow calls are): it holds a redelivery, which the right app never makes
+    held = jq.failpoints.arm(MESSAGE_RECEIVED, "hang", match={"job_id": job_id})
     jq.paidapi.wait_for_call(job_id, step=f"doc-{release_at}.categorise", attempt=1, timeout=30)
-    held.release()
+    held.disarm()
 
     job = refapp.wait_for(job_id, timeout=30)
     assert job["state"] == "done", job

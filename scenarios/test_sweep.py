@@ -37,7 +37,7 @@ START_WITHIN_S = 20.0     # the sweep task is queued behind nothing: it starts w
 
 
 @pytest.mark.catches("sweep-no-isolation", invariant="sweep_complete")
-@pytest.mark.jobquake(checks=["sweep_complete"])
+@pytest.mark.jobquake(checks=["sweep_complete"], expect_jobs=0, expect_paid_calls=0)  # a sweep: no jobs, no model
 def test_a_poison_row_is_counted_and_the_sweep_goes_on(jq, refapp):
     logs = sweeps.worker_log_marks(jq)
 
@@ -62,7 +62,7 @@ def test_a_poison_row_is_counted_and_the_sweep_goes_on(jq, refapp):
 
 
 @pytest.mark.catches("sweep-swallows-deadline", invariant="sweep_complete")
-@pytest.mark.jobquake(checks=["sweep_complete"],
+@pytest.mark.jobquake(checks=["sweep_complete"], expect_jobs=0, expect_paid_calls=0,
                       # a run of 640 s of rows cannot be done in 300: the only right ending is timed_out
                       options={"sweep_complete": {"ended_states": ["timed_out"]}})
 def test_the_deadline_stops_a_slow_sweep_which_records_how_far_it_got(jq, refapp):

@@ -26,7 +26,7 @@ from __future__ import annotations
 from harness.checks.billing import no_double_billing
 from harness.checks.budgets import effective_budget, query_budget
 from harness.checks.dead_attempts import no_effect_from_dead_attempt
-from harness.checks.failure import InvariantViolation, format_failure, violation_error
+from harness.checks.failure import InvariantUnknown, InvariantViolation, format_failure, violation_error
 from harness.checks.overlap import no_overlapping_attempts
 from harness.checks.registry import ALL_CHECKERS, CHECKERS, GLOBAL_INVARIANTS, checkers_by_name
 from harness.checks.result import UNKNOWN, Result, Verdict, merge_valid
@@ -40,7 +40,7 @@ from harness.checks.timeouts import timeout_labelled
 
 __all__ = [
     "ALL_CHECKERS", "CHECKERS", "GLOBAL_INVARIANTS", "UNKNOWN",
-    "Checker", "InvariantViolation", "JobRow", "Result", "Snapshot", "Verdict",
+    "Checker", "InvariantUnknown", "InvariantViolation", "JobRow", "Result", "Snapshot", "Verdict",
     "checker_name", "checkers_by_name", "effective_budget", "every_job_terminal",
     "format_failure", "invariant", "merge_valid", "no_double_billing",
     "no_effect_from_dead_attempt", "no_lost_submission", "no_overlapping_attempts",

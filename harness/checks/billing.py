@@ -29,6 +29,7 @@ from typing import Any, Iterable
 
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import UNKNOWN, Result, invalid_result, valid_result
+from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
@@ -90,7 +91,7 @@ def _dollars(amount: float) -> str:
     return "$" + (f"{amount:.6f}".rstrip("0").rstrip(".") if amount else "0")
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(PAID_CALLS,))
 def no_double_billing(history: History, snapshot: Snapshot | None,
                       provider_dedups: bool = True) -> Result:
     """No two billed calls share a key or a job+step (see the module docstring)."""

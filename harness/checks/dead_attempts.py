@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.result import Result, invalid_result, valid_result
+from harness.checks.result import Result, invalid_result, unknown_result, valid_result
+from harness.checks.needs import JOBS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
@@ -46,7 +47,7 @@ def _effect_attempt(event: Event) -> int | None:
     return None if attempt is None else int(attempt)
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(JOBS,))
 def no_effect_from_dead_attempt(history: History, snapshot: Snapshot | None) -> Result:
     """No accepted write or new paid call from an attempt after it was declared dead."""
     deaths = _deaths(history)
@@ -71,5 +72,7 @@ def no_effect_from_dead_attempt(history: History, snapshot: Snapshot | None) -> 
                               f"{first['job_id']} attempt {first['attempt']} ({first['effect']}) at "
                               f"{first['at']:.3f}s, declared dead at {first['dead_at']:.3f}s by "
                               f"{first['declared_by']}", violations)
+    if not deaths:
+        return unknown_result(NAME, "no attempt was declared dead: no dead attempt to watch", dead_attempts=0)
     return valid_result(NAME, f"{len(deaths)} dead attempt(s), none had an effect afterwards",
                         dead_attempts=len(deaths))

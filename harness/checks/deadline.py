@@ -42,6 +42,7 @@ from typing import Any
 
 from harness.checks.paid_calls import PaidCall, calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
+from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
@@ -99,7 +100,7 @@ def _judge(history: History, call: PaidCall, labelled: bool, deadline: float, sl
     return {"why": why, "ended_after_s": round(took, 6)}
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(PAID_CALLS,))
 def deadline_honoured(history: History, snapshot: Snapshot | None, deadline: float | None = None,
                       slack: float | None = None, label: str = "timeout") -> Result:
     """Each job whose last paid call went unanswered ended ``deadline`` ± ``slack`` after the call began."""
@@ -127,5 +128,8 @@ def deadline_honoured(history: History, snapshot: Snapshot | None, deadline: flo
         message = (f"{len(violations)} of {judged} job(s) did not end at the {deadline:g}s per-call "
                    f"deadline (± {slack:g}s); first: job {first['job_id']}: {first['why']}")
         return invalid_result(NAME, message, violations, **figures)
+    if not judged:
+        return unknown_result(NAME, f"no paid call outlasted the {deadline:g}s deadline and no job was "
+                              f"labelled {label!r}: no deadline was put to the test", **figures)
     return valid_result(NAME, f"{judged} job(s) with an unanswered paid call, each ended at the "
                         f"{deadline:g}s deadline (± {slack:g}s)", **figures)

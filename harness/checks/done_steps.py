@@ -38,6 +38,7 @@ from typing import Any
 
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
+from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
@@ -87,14 +88,14 @@ def _late_calls(calls: tuple[PaidCall, ...], saved: dict[tuple[str, str], Event]
     return late
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(PAID_CALLS,))
 def no_paid_call_for_done_step(history: History, snapshot: Snapshot | None,
                                slack: float = 0.0) -> Result:
     """No paid call for a (job, step) started more than ``slack`` s after that step was saved."""
     calls = paid_calls(history)
     saved = saved_steps(history)
-    if calls and not saved:
-        return unknown_result(NAME, f"{len(calls)} paid call(s) but no '{STEP_SAVED}' events: "
+    if not saved:
+        return unknown_result(NAME, f"{len(calls)} paid call(s) but no '{STEP_SAVED}' event: "
                               f"cannot tell when steps were done (record them from the results table)")
     late = _late_calls(calls, saved, slack)
     if not late:

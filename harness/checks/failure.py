@@ -15,7 +15,9 @@ artifacts folder and the line that replays the run::
     replay: pytest 'tests/x.py::test_kill_worker' --jobquake-seed=1234
 
 ``violation_error(...)`` returns an ``InvariantViolation`` for one invalid
-result, an ``ExceptionGroup`` of them for several, or None.
+result, an ``ExceptionGroup`` of them for several, or None. With
+``unknown_fails=True`` an undecided result counts too, as an
+``InvariantUnknown`` (its reason says which evidence was missing).
 """
 from __future__ import annotations
 
@@ -38,6 +40,10 @@ class InvariantViolation(HarnessError):
         self.result = result
         self.artifacts_path = artifacts_path
         self.seed = seed
+
+
+class InvariantUnknown(InvariantViolation):
+    """An invariant could not be decided: its evidence was missing, or its checker failed."""
 
 
 def _value(value: Any) -> str:
@@ -86,15 +92,37 @@ def format_failure(verdict: Verdict, artifacts_path: str | os.PathLike[str] | No
 
 
 def violation_error(verdict: Verdict, artifacts_path: str | os.PathLike[str] | None = None,
-                    seed: int | None = None, nodeid: str | None = None) -> BaseException | None:
-    """An exception for the invalid results: one InvariantViolation, a group of them, or None."""
+                    seed: int | None = None, nodeid: str | None = None,
+                    unknown_fails: bool = False) -> BaseException | None:
+    """An exception for the invalid (and, with ``unknown_fails``, undecided) results, or None."""
     path = None if artifacts_path is None else str(artifacts_path)
     tail = f"\nartifacts: {path or '(not kept)'}\nreplay: {replay_line(seed, nodeid)}"
-    errors = [InvariantViolation("\n".join(format_result(r)) + tail, result=r,
-                                 artifacts_path=path, seed=seed) for r in verdict.invalid()]
+    failing = [(InvariantViolation, r) for r in verdict.invalid()]
+    if unknown_fails:
+        failing += [(InvariantUnknown, r) for r in verdict.unknown()]
+    errors = [kind("\n".join(format_result(r)) + tail, result=r, artifacts_path=path, seed=seed)
+              for kind, r in failing]
     if not errors:
         return None
     if len(errors) == 1:
         return errors[0]
-    names = ", ".join(e.result.name for e in errors)
-    return ExceptionGroup(f"{len(errors)} invariants violated: {names}", errors)
+    names = ", ".join(f"{e.result.name} [{mark(e.result.valid)}]" for e in errors)
+    return ExceptionGroup(f"{len(errors)} invariants failed: {names}", errors)
+
+
+def failure_text(exc: BaseException) -> str | None:
+    """What a test tool shows for a verdict that failed, without any frame; None for other errors.
+
+    One violation reads as its own message; a group reads as each
+    invariant in turn, then the artifacts folder and the replay line once.
+    """
+    if isinstance(exc, InvariantViolation):
+        return str(exc)
+    if not isinstance(exc, BaseExceptionGroup) or not exc.exceptions or \
+            not all(isinstance(e, InvariantViolation) for e in exc.exceptions):
+        return None
+    parts, tail = [], ""
+    for error in exc.exceptions:
+        body, _, tail = str(error).partition("\nartifacts: ")
+        parts.append(body)
+    return "\n\n".join([exc.message, *parts]) + (f"\n\nartifacts: {tail}" if tail else "")

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Sequence
 
 from harness.checks.paid_calls import calls_by_job
 from harness.checks.result import Result, invalid_result, valid_result
+from harness.checks.needs import JOBS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
@@ -62,7 +63,7 @@ def _overlap(spans: dict[int, Span]) -> tuple[int, int] | None:
     return None
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(JOBS,))
 def no_overlapping_attempts(history: History, snapshot: Snapshot | None,
                             scheduling_states: Sequence[str] = SCHEDULING_STATES) -> Result:
     """No job has two attempts alive at once."""

@@ -32,6 +32,8 @@ class PaidCall:
     state: str | None
     billed: bool
     status: Any = None
+    caller_pid: int | None = None  # the process that made the call (header X-Caller-Pid)
+    mode: str | None = None  # the provider's mode for it: normal / hang / fail / slow
 
     @property
     def delivered(self) -> bool:
@@ -72,7 +74,9 @@ def _build(history: History) -> tuple[PaidCall, ...]:
         calls.append(PaidCall(call_id, some.job_id, some.attempt, _opt(data.get("step")),
                               _opt(data.get("key")), t_start, t_end,
                               end.type if end is not None else "", data.get("state"),
-                              bool(data.get("billed")), data.get("status")))
+                              bool(data.get("billed")), data.get("status"),
+                              None if data.get("caller_pid") is None else int(data["caller_pid"]),
+                              _opt(data.get("mode"))))
     calls.sort(key=lambda c: (c.t_start, c.call_id))
     return tuple(calls)
 

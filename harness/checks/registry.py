@@ -13,6 +13,7 @@ from harness.checks.budgets import effective_budget, query_budget
 from harness.checks.dead_attempts import no_effect_from_dead_attempt
 from harness.checks.done_steps import no_paid_call_for_done_step
 from harness.checks.deadline import deadline_honoured
+from harness.checks.landed import faults_landed
 from harness.checks.overlap import no_overlapping_attempts
 from harness.checks.runner import Checker, checker_name
 from harness.checks.status_events import status_events_consistent
@@ -40,6 +41,7 @@ ALL_CHECKERS: tuple[Checker, ...] = (
     effective_budget,
     query_budget,
     terminal_is_final,
+    faults_landed,
 )
 
 CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}

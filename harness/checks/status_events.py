@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
+from harness.checks.needs import JOBS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
@@ -30,7 +31,7 @@ def _announced(history: History, snapshot: Snapshot) -> dict[str, list[tuple[flo
     return told
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(JOBS,))
 def status_events_consistent(history: History, snapshot: Snapshot | None,
                              require_final_event: bool = False) -> Result:
     """Each terminal status sent to users equals the job's final DB state."""
@@ -58,5 +59,8 @@ def status_events_consistent(history: History, snapshot: Snapshot | None,
         return invalid_result(NAME, f"{len(violations)} status event(s) disagree with the "
                               f"database; first: job {first['job_id']}: {first['why']}", violations)
     count = sum(len(a) for a in told.values())
+    if not count and not require_final_event:
+        return unknown_result(NAME, "no terminal status event was recorded: users were told nothing "
+                              "to compare with the database", terminal_events=0)
     return valid_result(NAME, f"{count} terminal status event(s), all match the database",
                         terminal_events=count)

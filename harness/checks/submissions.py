@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.checks.result import UNKNOWN, Result, invalid_result, valid_result, unknown_result
+from harness.checks.needs import SUBMISSIONS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
@@ -40,7 +41,7 @@ def _problem(job_id: str, snapshot: Snapshot) -> str | None:
     return None
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(SUBMISSIONS,))
 def no_lost_submission(history: History, snapshot: Snapshot | None) -> Result:
     """Each 2xx submission has a job row that reached a terminal state."""
     if snapshot is None:

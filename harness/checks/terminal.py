@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
+from harness.checks.needs import JOBS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import JobRow, Snapshot
 from harness.history.history import History
@@ -48,7 +49,7 @@ def _describe(stuck: dict[str, Any]) -> str:
             f"({beat}, {stuck['attempts']} attempt(s))")
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(JOBS,))
 def every_job_terminal(history: History, snapshot: Snapshot | None,
                        terminal_states: Sequence[str] | None = None) -> Result:
     """Every row of the final snapshot is in a terminal state."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
+from harness.checks.needs import STATE_CHANGES
 from harness.checks.runner import invariant
 from harness.checks.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
@@ -54,7 +55,7 @@ def _describe(found: dict[str, Any]) -> str:
             f"(attempt {found['later_attempt']}) at {found['later_at']:.3f}s")
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(STATE_CHANGES,))
 def terminal_is_final(history: History, snapshot: Snapshot | None,
                       terminal_states: Sequence[str] | None = None) -> Result:
     """No job leaves a terminal state for a non-terminal one."""

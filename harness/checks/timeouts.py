@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from harness.checks.paid_calls import PaidCall, calls_by_job
-from harness.checks.result import Result, invalid_result, valid_result
+from harness.checks.result import Result, invalid_result, unknown_result, valid_result
+from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
@@ -59,7 +60,7 @@ def _judge(call: PaidCall, labelled: bool, deadline: float | None, end: float) -
     return None
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(PAID_CALLS,))
 def timeout_labelled(history: History, snapshot: Snapshot | None, deadline: float | None = None,
                      label: str = "timeout", exact: bool = False,
                      success_states: Sequence[str] = ("done",)) -> Result:
@@ -83,5 +84,8 @@ def timeout_labelled(history: History, snapshot: Snapshot | None, deadline: floa
         return invalid_result(NAME, f"{len(violations)} job(s) mislabelled; first: job "
                               f"{first['job_id']} ended {first['final_state']!r} with reason "
                               f"{first['reason']!r}: {first['why']}", violations, deadline=deadline)
+    if not judged:
+        return unknown_result(NAME, "no job ended in failure after a paid call: no label to judge",
+                              judged=0, deadline=deadline)
     return valid_result(NAME, f"{judged} failed job(s) with paid calls, all labelled correctly",
                         judged=judged, deadline=deadline)

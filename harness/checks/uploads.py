@@ -24,7 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness.checks.paid_calls import PaidCall, paid_calls
-from harness.checks.result import Result, invalid_result, valid_result
+from harness.checks.result import Result, invalid_result, unknown_result, valid_result
+from harness.checks.needs import PAID_CALLS, SUBMISSIONS
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.checks.submissions import accepted
@@ -73,7 +74,7 @@ def _describe(violation: dict[str, Any]) -> str:
             f"{a['call_id']} at {a['at']:.3f}s and {b['call_id']} at {b['at']:.3f}s")
 
 
-@invariant(NAME)
+@invariant(NAME, needs=(PAID_CALLS, SUBMISSIONS))
 def no_upload_billed_twice(history: History, snapshot: Snapshot | None) -> Result:
     """No two jobs billed for the same upload (project, file) and step."""
     uploads = uploads_by_job(history)
@@ -88,6 +89,9 @@ def no_upload_billed_twice(history: History, snapshot: Snapshot | None) -> Resul
     jobs_per_upload: dict[Upload, set[str]] = {}
     for job_id, upload in uploads.items():
         jobs_per_upload.setdefault(upload, set()).add(job_id)
+    if not uploads:
+        return unknown_result(NAME, "no submission named its upload (project, file) and its job: "
+                              "no upload to follow")
     billed = sum(c.billed and c.job_id in uploads for c in calls)
     return valid_result(NAME, f"{len(jobs_per_upload)} upload(s) as {len(uploads)} job(s), "
                         f"{billed} billed call(s), none billed twice", uploads=len(jobs_per_upload),

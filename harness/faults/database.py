@@ -18,10 +18,13 @@ import psycopg
 from psycopg import sql
 
 from harness.faults import _params as p
+from harness.faults._app_logs import AppLogWatch
 from harness.faults.base import Fault
 
 TOO_MANY_CONNECTIONS = "53300"  # SQLSTATE of both "too many clients" and "slots are reserved"
 SPARE = 5  # connections tried beyond max_connections before giving up
+# what the app logs when it cannot get a connection (the evidence that the exhaustion reached it)
+CHECKOUT_ERRORS = r"too many clients|remaining connection slots|QueuePool limit|connection slots are reserved"
 
 
 class HoldDatabaseConnections(Fault):
@@ -37,6 +40,7 @@ class HoldDatabaseConnections(Fault):
         return self.run.stack.postgres.connect("postgres")
 
     def _inject(self) -> dict[str, Any]:
+        self._watch = AppLogWatch(self.run)
         first = self._connect()
         self._held = [first]
         limit = int(first.execute("SHOW max_connections").fetchone()[0])
@@ -71,8 +75,9 @@ class HoldDatabaseConnections(Fault):
         raise self.error("a new connection to the app database still succeeds: exhaustion did not take effect")
 
     def _heal(self) -> dict[str, Any]:
+        felt = self._watch.evidence(CHECKOUT_ERRORS) if getattr(self, "_watch", None) else {}
         closed = self._close()
-        return {"closed": closed}
+        return {"closed": closed, **felt}
 
     def _close(self) -> int:
         held, self._held = self._held, []
@@ -139,15 +144,31 @@ class PoisonRow(Fault):
                     raise self.error(f"insert must return the column values that identify the row, "
                                      f"got {identity!r}")
                 self.identity = dict(identity)
-        return {"row": self.identity}
+            inserted = self._read_back(conn)
+        # the row as stored (its id too): the evidence a sweep reached it is read against this
+        return {"row": self.identity, "inserted": inserted}
+
+    def _where(self) -> tuple[sql.Composable, list[Any]]:
+        assert self.identity
+        where = sql.SQL(" AND ").join(sql.SQL("{} IS NOT DISTINCT FROM %s").format(sql.Identifier(c))
+                                      for c in self.identity)
+        return where, list(self.identity.values())
+
+    def _read_back(self, conn: psycopg.Connection) -> dict[str, Any] | None:
+        where, values = self._where()
+        cursor = conn.execute(sql.SQL("SELECT * FROM {} WHERE {} LIMIT 1").format(self._table(), where), values)
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        plain = (str, int, float, bool, type(None))
+        return {col.name: val if isinstance(val, plain) else str(val) for col, val in zip(cursor.description, row)}
 
     def _heal(self) -> dict[str, Any]:
         if not self.identity:
             return {"deleted": 0}
-        where = sql.SQL(" AND ").join(sql.SQL("{} IS NOT DISTINCT FROM %s").format(sql.Identifier(c))
-                                      for c in self.identity)
+        where, values = self._where()
         with psycopg.connect(self.run.database_dsn, autocommit=True, connect_timeout=5) as conn:
             deleted = conn.execute(sql.SQL("DELETE FROM {} WHERE {}").format(self._table(), where),
-                                   list(self.identity.values())).rowcount
+                                   values).rowcount
         self.identity = None
         return {"deleted": deleted}

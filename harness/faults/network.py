@@ -28,11 +28,14 @@ from typing import Any
 
 from harness._wait import wait_until
 from harness.faults import _params as p
+from harness.faults._app_logs import AppLogWatch
 from harness.faults.base import Fault
 from harness.proxy.client import ProxyAPIError
 from harness.proxy.toxics import ATTRIBUTES, STREAMS
 
 LAYERS = ("provider", "network")
+# what an app's HTTP client logs when the proxy in front of its provider is gone
+REFUSALS = r"connection refused|connecterror|provider unreachable|connection reset"
 DEFAULT_PROXY = "paidapi"
 
 
@@ -150,14 +153,16 @@ class ProxyDown(Fault):
         proxy = _proxy(self)
         if not proxy.enabled:
             raise self.error(f"proxy {self.proxy!r} is already down")
+        self._watch = AppLogWatch(self.run)
         proxy.disable()
         host, _, port = proxy.listen.rpartition(":")
         wait_until(lambda: not _accepts(host, int(port)), timeout=5, what=f"proxy {self.proxy} to refuse")
         return {"listen": proxy.listen}
 
     def _heal(self) -> dict[str, Any]:
+        felt = self._watch.evidence(REFUSALS) if getattr(self, "_watch", None) else {}
         self.run.proxy.get_proxy(self.proxy).enable()
-        return {}
+        return felt
 
 
 def _proxy(fault: Fault) -> Any:

@@ -20,6 +20,7 @@ import redis
 from harness._wait import wait_until
 from harness.errors import FaultError, WaitTimeout
 from harness.faults import _params as p
+from harness.faults._app_logs import AppLogWatch
 from harness.faults.base import Fault
 
 if TYPE_CHECKING:
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
     from harness.stack.process import ProcessService
 
 INFRASTRUCTURE = ("redis", "postgres", "sqs", "paidapi", "proxy")
+# what Celery / kombu / redis-py log when the broker is gone (the app's evidence of an outage)
+BROKER_ERRORS = r"cannot connect to redis|connection refused|error while reading from|connectionerror|" \
+                r"connection to broker lost|OperationalError"
 EFFECT_TIMEOUT = 5.0  # seconds a fault may take to show its effect
 
 
@@ -124,6 +128,7 @@ class BrokerOutage(Fault):
         if not service.is_running():
             raise self.error("redis is not running")
         pid = service.pid
+        self._watch = AppLogWatch(self.run)
         service.stop()
         refused = _refused(lambda: _ping(service))
         if not refused:
@@ -131,10 +136,12 @@ class BrokerOutage(Fault):
         return {"pid": pid, "port": service.port}
 
     def _heal(self) -> dict[str, Any]:
+        # read before the broker is back: what the app logged while it was gone
+        felt = self._watch.evidence(BROKER_ERRORS) if getattr(self, "_watch", None) else {}
         service = self.run.stack.redis
         if not service.is_running():
             service.start()
-        return {"pid": service.pid, "port": service.port}
+        return {"pid": service.pid, "port": service.port, **felt}
 
 
 class DatabaseRestart(Fault):

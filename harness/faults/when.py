@@ -83,7 +83,8 @@ class InFlight(When):
                 call = self._gate.wait_held(timeout=min(POLL_SLICE, left))
             except PaidAPIWaitTimeout:
                 continue
-            return {"call_id": call["call_id"], "job_id": call["job_id"], "step": call["step"]}
+            return {"call_id": call["call_id"], "job_id": call["job_id"], "step": call["step"],
+                    "caller_pid": call.get("caller_pid")}
         return None
 
     def disarm(self, run: Run) -> None:

@@ -11,10 +11,11 @@ The moment (``when``):
 
 - ``Now()``: at once, worker ``index``.
 - ``InFlight(job_id, step)``: a paid-API gate holds the job's call; once it
-  is held, worker ``index`` is killed, then the gate is released, so the
-  provider generates and bills with its client gone. (The paid API cannot
-  tell which worker made the call: with several workers, run the job on a
-  known one, or use ``AtFailpoint``, which finds the worker itself.)
+  is held, the worker whose process tree holds it (the ledger's
+  ``caller_pid``, header ``X-Caller-Pid``) is killed, whatever ``index``
+  says, then the gate is released, so the provider generates and bills
+  with its client gone. A call whose caller cannot be identified (no
+  header, or a pid in no worker's tree) is an error: no worker is killed.
 - ``AtFailpoint(name, match)``: when the app reaches the failpoint. With
   SIGKILL the process that fires kills its own group from inside (nothing
   after the seam runs); with another signal it hangs there until the
@@ -37,8 +38,9 @@ from typing import Any
 from harness._wait import wait_until
 from harness.errors import FaultError, WaitTimeout
 from harness.faults import _params as p
+from harness.faults._proc import process_tree
 from harness.faults.base import DEFERRED, Fault
-from harness.faults.when import AtFailpoint, When, parse_when
+from harness.faults.when import AtFailpoint, InFlight, When, parse_when
 from harness.history import vocabulary as v
 
 JOIN_TIMEOUT = 30.0  # seconds heal() waits for a kill that is under way
@@ -74,7 +76,7 @@ class KillWorker(Fault):
     # -- inject ----------------------------------------------------------------------
     def _inject(self) -> Any:
         pool = self.run.workers
-        if isinstance(self.when, AtFailpoint):
+        if isinstance(self.when, (AtFailpoint, InFlight)):  # the moment names the worker
             if not any(w.is_running() for w in pool.workers):
                 raise self.error("no worker is running")
         elif self.index >= len(pool):
@@ -106,7 +108,7 @@ class KillWorker(Fault):
             if isinstance(self.when, AtFailpoint):
                 details = self._at_failpoint(moment)
             else:
-                details = self._kill(self.index)
+                details = self._kill(self._holder_of(moment))
                 self.when.disarm(self.run)  # release the gate: the provider bills, the client is gone
             self._fired = True
             self.record("ok", v.INJECT, **moment, **details)
@@ -122,6 +124,7 @@ class KillWorker(Fault):
         if not worker.is_running():
             raise self.error(f"worker {index} ({worker.name}) is already dead")
         pid = worker.pid
+        tree = process_tree(pid)  # who was in it: the evidence that it held the call
         if self.group:
             pool.kill(index, self.signal)  # SIGKILL: returns once the group is reaped
         else:
@@ -129,7 +132,20 @@ class KillWorker(Fault):
         self.killed.append(index)
         self._worker_event(v.WORKER_KILLED, worker, pid=pid, signal=self.signal.name, group=self.group,
                            force=not self.group)
-        return {"worker": worker.name, "pid": pid, "signal": self.signal.name, "group": self.group}
+        return {"worker": worker.name, "pid": pid, "tree": tree, "signal": self.signal.name, "group": self.group}
+
+    def _holder_of(self, moment: dict[str, Any]) -> int:
+        """The index of the worker whose process tree made the held call; FaultError if none can be named."""
+        caller = moment.get("caller_pid")
+        if caller is None:
+            raise self.error(f"cannot tell which worker holds call {moment.get('call_id')} of job "
+                             f"{moment.get('job_id')}: the call carries no X-Caller-Pid header; no worker "
+                             f"was killed")
+        for index, worker in enumerate(self.run.workers.workers):
+            if worker.is_running() and int(caller) in process_tree(worker.pid):
+                return index
+        raise self.error(f"call {moment.get('call_id')} of job {moment.get('job_id')} was made by pid "
+                         f"{caller}, which is in no running worker's process tree; no worker was killed")
 
     def _at_failpoint(self, moment: dict[str, Any]) -> dict[str, Any]:
         pool = self.run.workers

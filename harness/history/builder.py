@@ -70,7 +70,7 @@ class HistoryBuilder:
     def call(self, job_id: str | None, t: float, end: float | None, attempt: int | None = 1,
              step: str | None = "generate", key: str | None = None, state: str = "done",
              billed: bool | None = None, client_gone: bool = False, status: int | None = 200,
-             replay_of: str | None = None, cost_usd: float = 0.0) -> str:
+             replay_of: str | None = None, cost_usd: float = 0.0, caller_pid: int | None = None) -> str:
         """A paid call from ``t`` to ``end`` (None: still running); returns its call id."""
         self._calls += 1
         call_id = f"call-{self._calls}"
@@ -80,7 +80,8 @@ class HistoryBuilder:
                   "client_gone": client_gone, "replay_of": replay_of,
                   "latency": None if end is None else end - t, "cost_usd": cost_usd,
                   "t_start": self.base + t, "t_end": None if end is None else self.base + end,
-                  "wall_start": self._wall(t), "wall_end": None if end is None else self._wall(end)}
+                  "wall_start": self._wall(t), "wall_end": None if end is None else self._wall(end),
+                  "caller_pid": caller_pid}
         self._extend(events_from_ledger([record]))
         return call_id
 
@@ -98,12 +99,14 @@ class HistoryBuilder:
         self._extend(events_from_triggers([{"name": name, "context": context, "action": action,
                                             "pid": 1, "t": self.base + t, "wall": self._wall(t), "hit": 1}]))
 
-    def fault(self, fault: str, inject: float, heal: float | None, **params: Any) -> None:
-        """A fault window: invoke/ok inject at ``inject``, invoke/ok heal at ``heal``."""
+    def fault(self, fault: str, inject: float, heal: float | None, details: dict[str, Any] | None = None,
+              **params: Any) -> None:
+        """A fault window: invoke/ok inject at ``inject`` (``details`` on the ok), invoke/ok heal at ``heal``."""
         for name, t in ((v.INJECT, inject), (v.HEAL, heal)):
             if t is not None:
                 for type_ in (INVOKE, OK):
-                    self.event(v.FAULT, type_, name, t, fault=fault, params=params)
+                    extra = details if (name, type_) == (v.INJECT, OK) and details else {}
+                    self.event(v.FAULT, type_, name, t, fault=fault, params=params, **extra)
 
     def sweep(self, t: float, eligible: list[str], processed: list[str], failed: list[str],
               summary: dict[str, int] | None = None, state: str = "done", run_id: str = "sweep-1") -> None:

@@ -33,7 +33,7 @@ from typing import Any, Iterable, Mapping
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK, UNINDEXED, Event
 
-_CALL_KEYS = ("call_id", "route", "step", "key", "mode")
+_CALL_KEYS = ("call_id", "route", "step", "key", "mode", "caller_pid")
 _OUTCOME_KEYS = ("state", "billed", "status", "client_gone", "replay_of", "latency")
 # Carried when the ledger has them (older ledgers and hand-made records may not).
 _OPTIONAL_CALL_KEYS = ("format", "model", "caller_pid", "attributed_by")

@@ -54,6 +54,7 @@ class CallRecord:
     t_end: float | None = None
     wall_start: float = dataclasses.field(default_factory=time.time)
     wall_end: float | None = None
+    caller_pid: int | None = None  # header X-Caller-Pid: the process that made the call
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""

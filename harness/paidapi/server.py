@@ -2,7 +2,8 @@
 
 Model route: ``POST /v1/generate`` (any ``POST /v1/<name>`` behaves the
 same, so rules and gates can target one route). Body ``{"prompt": str}``;
-headers ``Idempotency-Key``, ``X-Job-Id``, ``X-Step``, ``X-Attempt``, or the
+headers ``Idempotency-Key``, ``X-Job-Id``, ``X-Step``, ``X-Attempt`` (``X-Caller-Pid``:
+header only), or the
 same fields in the body (``idempotency_key``, ``job_id``, ``step``,
 ``attempt``) when the header is absent. The answer is
 ``{"call_id", "output", "billed", "replayed", "latency"}`` (200) or

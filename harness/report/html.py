@@ -36,6 +36,7 @@ _LEGEND_MARKS = (
     ("failpoint", shape("failpoint", 12, 4)), ("attempt declared dead", shape("attempt_dead", 12, 3)),
     ("worker killed", shape("worker_killed", 12, 4)), ("status sent to users", shape("status", 12, 2)),
     ("write accepted / refused", shape("write_ok", 8, -9) + shape("write_refused", 16, -9)),
+    ("fault took effect / did not", shape("fault_landed", 8, 3) + shape("fault_missed", 18, 3)),
     ("fault window", '<rect x="2" y="2" width="22" height="12" fill="#fb923c" fill-opacity="0.2" stroke="#fb923c"/>'),
 )
 

@@ -4,13 +4,17 @@ Loads each artifacts folder under DIR (see ``harness.report.artifacts``),
 re-runs the checkers that were run (``verdict.json``'s ``checks`` and
 ``options``; the global invariants when there is no verdict), rewrites
 ``verdict.json`` and ``timeline.html``, and prints the verdicts. A stored
-result of a checker this version does not know is kept as it was. Exit
-code: 0 when nothing is invalid, 1 when something is, 2 when DIR holds no
-artifacts.
+result of a checker this version does not know is kept as it was; a
+checker whose evidence is absent from the folder answers ``unknown``. A
+damaged folder (a history that is not UTF-8 or not JSON, a broken
+verdict or snapshot) is skipped with its reason and the report goes on.
+Exit code: 0 when nothing is invalid or damaged, 1 when something is, 2
+when DIR holds no artifacts.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Sequence, TextIO
 
@@ -76,10 +80,29 @@ def report_main(argv: Sequence[str] | None = None, out: TextIO | None = None) ->
     if not dirs:
         print(f"no artifacts (history.jsonl) under {args.dir}", file=out)
         return 2
-    verdicts = {}
+    verdicts, damaged = {}, []
     for root in dirs:
-        artifacts = load_artifacts(root)
+        try:
+            artifacts = load_artifacts(root)
+        except DAMAGE as exc:
+            damaged.append(root)
+            print(f"{root}: skipped, damaged: {_damage(exc)}", file=out)
+            continue
         verdicts[artifacts.stored.get("nodeid") or str(root)] = _report_one(artifacts, names, not args.no_html, out)
-    for line in summary_lines(verdicts, ascii=args.ascii):
+    for line in summary_lines(verdicts, ascii=args.ascii) if verdicts else ():
         print(line, file=out)
-    return 1 if any(v.valid is False for v in verdicts.values()) else 0
+    if damaged:
+        print(f"{len(damaged)} folder(s) skipped as damaged: {', '.join(str(d) for d in damaged)}", file=out)
+    return 1 if damaged or any(v.valid is False for v in verdicts.values()) else 0
+
+
+# what a folder damaged by a crash, a full disk or a hand edit raises when it is read
+DAMAGE = (UnicodeDecodeError, json.JSONDecodeError, ValueError, KeyError, TypeError, OSError)
+
+
+def _damage(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
+    return f"{type(exc).__name__}: {exc}"

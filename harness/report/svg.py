@@ -112,6 +112,10 @@ _SHAPES = {
     "sweep": lambda x, y: f'<rect x="{x - 4}" y="{y + 1}" width="8" height="8" fill="#0d9488"/>',
     "query": lambda x, y: f'<rect x="{x - 3}" y="{y + 2}" width="6" height="6" fill="#94a3b8"/>',
     "budget": lambda x, y: f'<circle cx="{x}" cy="{y + 5}" r="3" fill="#94a3b8"/>',
+    "fault_landed": lambda x, y: (f'<path d="M{x - 5},{y + 5} L{x},{y} L{x + 5},{y + 5} L{x},{y + 10} Z" '
+                                  f'fill="#ea580c"/>'),
+    "fault_missed": lambda x, y: (f'<path d="M{x - 5},{y + 5} L{x},{y} L{x + 5},{y + 5} L{x},{y + 10} Z" '
+                                  f'fill="#fff" stroke="#ea580c" stroke-width="1.5"/>'),
     "settle": lambda x, y: f'<rect x="{x - 1}" y="{y - 2}" width="3" height="14" fill="{RED}"/>',
 }
 

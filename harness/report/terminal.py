@@ -20,7 +20,7 @@ SHORT_NAMES = {
     "no_effect_from_dead_attempt": "dead", "no_overlapping_attempts": "overlap",
     "status_events_consistent": "events", "effective_budget": "budget", "query_budget": "query",
     "terminal_is_final": "final", "no_paid_call_for_done_step": "done-step",
-    "no_upload_billed_twice": "upload", "deadline_honoured": "deadline",
+    "no_upload_billed_twice": "upload", "deadline_honoured": "deadline", "faults_landed": "landed",
 }
 UNICODE_MARKS = {"valid": "✓", "invalid": "✗", "unknown": "?", None: "·"}
 ASCII_MARKS = {"valid": "ok", "invalid": "FAIL", "unknown": "?", None: "-"}

@@ -185,5 +185,20 @@ def build_model(history: History, verdict: Verdict | None, snapshot: Snapshot | 
         kind = point_kind(event)
         if event.job_id is None and kind is not None:
             harness.points.append(PointMark(event.t - history.start, kind, _tip(event, history.start)))
+    harness.points.extend(_fault_effects(verdict))
     return TimelineModel(history.end - history.start, lanes, harness, _windows(history),
                          hidden_jobs=max(0, len(jobs) - max_lanes))
+
+
+def _fault_effects(verdict: Verdict | None) -> list[PointMark]:
+    """Where each fault was seen to take effect (or, when it did not, where it was injected)."""
+    names = verdict.names() if verdict is not None else []
+    if "faults_landed" not in names:
+        return []
+    marks = []
+    for effect in verdict["faults_landed"].details.get("effects") or ():  # type: ignore[union-attr]
+        at = effect.get("effect_at") if effect.get("landed") else effect.get("injected_at")
+        if at is not None:
+            kind = "fault_landed" if effect.get("landed") else "fault_missed"
+            marks.append(PointMark(float(at), kind, str(effect.get("why"))))
+    return marks

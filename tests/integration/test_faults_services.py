@@ -9,7 +9,8 @@ from celery import Celery
 from harness._wait import wait_until
 from harness.errors import FaultError
 from harness.faults import Fault
-from harness.faults.services import process_state
+from harness.checks.landed import faults_landed
+from harness.faults.services import BROKER_ERRORS, process_state
 from tests.integration.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
@@ -55,9 +56,13 @@ def test_broker_outage_refuses_connections_and_heal_brings_the_broker_back(tiny)
     outage = tiny.faults.broker_outage()
     with pytest.raises(redis.ConnectionError):
         ping(tiny)
+    # the app's side of the outage: its worker lost the broker and said so
+    wait_until(lambda: outage._watch.lines(BROKER_ERRORS), timeout=10, what="the worker to log the lost broker")
     outage.heal()
     assert tiny.stack.redis.port == port and ping(tiny)
     completes(tiny, "after-outage")
+    landed = faults_landed(*tiny.collect())
+    assert landed.valid is True and landed.message.startswith("broker_outage: the app logged")
 
 
 def test_duplicate_submission_sends_the_same_job_twice_and_the_key_bills_once(tiny):

@@ -6,6 +6,7 @@ import pytest
 
 from harness._wait import wait_until
 from harness.errors import FaultError
+from harness.checks.landed import faults_landed
 from harness.faults import AtFailpoint, InFlight, KillWorker
 from tests.integration.conftest import alive, family
 from tests.integration.tiny import job_state, submit
@@ -47,6 +48,9 @@ def test_kill_in_flight_bills_the_held_call_with_the_client_gone(tiny):
         assert job_state(tiny, "j1") == "processing"  # the worker died before writing "done"
     inject_ok = next(e for e in tiny.history.events() if e.source == "fault" and e.type == "ok")
     assert inject_ok.data["call_id"] == call["call_id"] and inject_ok.data["job_id"] == "j1"
+    assert inject_ok.data["caller_pid"] in inject_ok.data["tree"]  # the worker that held the call
+    landed = faults_landed(*tiny.collect())
+    assert landed.valid is True and f"which held call {call['call_id']} of job j1" in landed.message
     completes(tiny, "after-in-flight")
 
 
@@ -96,3 +100,15 @@ def test_bad_targets_and_missed_moments_raise_fault_errors(tiny):
     assert events(tiny, "fault")[-3:] == [("invoke", "heal"), ("info", "inject"), ("ok", "heal")]
     assert tiny.paidapi.gates() == [] and tiny.workers[0].is_running()
     assert KillWorker().spec()["signal"] == "SIGKILL"
+
+
+def test_a_kill_of_an_idle_worker_and_a_hang_with_no_call_did_not_land(tiny):
+    tiny.faults.kill_worker()
+    tiny.faults.hang_endpoint(layer="provider")
+    tiny.faults.heal_all()
+    landed = faults_landed(*tiny.collect())
+    assert landed.valid == "unknown"
+    kill, hang = (e["why"] for e in landed.details["effects"])
+    assert kill.startswith("kill_worker killed worker") and kill.endswith(
+        "which held no paid call, and no job was retried after it (every job finished on its first attempt)")
+    assert hang == "hang_endpoint (provider) was set, but no call was held (hung) while it was (0 call(s) in the window)"

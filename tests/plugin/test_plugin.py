@@ -66,6 +66,7 @@ def test_scenarios_pass_fail_and_leave_evidence(project: pytest.Pytester):
     assert "every job terminal" in out.lower() or "every_job_terminal" in out
     assert "job-2" in out and "processing" in out
     assert "--jobquake-seed=7" in out
+    assert "harness/session.py" not in out  # the verdict, not the plugin's frames
     result.stdout.fnmatch_lines(["*jobquake invariants*"])
     artifacts = project.path / ".jobquake" / "artifacts"
     done = next(artifacts.glob("*test_job_reaches_done*"))
@@ -87,3 +88,34 @@ def test_scenarios_pass_fail_and_leave_evidence(project: pytest.Pytester):
     assert 'name="jobquake.seed" value="7"' in junit
     run = json.loads((artifacts / "run.json").read_text())
     assert run["summary"] == {"tests": 2, "valid": 1, "invalid": 1, "unknown": 0}
+
+
+NOTHING_DONE = """
+def test_makes_nothing(jq):
+    pass
+"""
+
+
+def test_a_scenario_without_evidence_fails_as_unknown_unless_told_to_warn(pytester: pytest.Pytester):
+    pytester.makepyfile(tinyapp=TINYAPP, test_nothing=NOTHING_DONE)
+    pytester.makefile(".toml", pyproject=PYPROJECT)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--jobquake-workers=1")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "every_job_terminal [unknown]: no job was recorded" in out
+    assert "no_double_billing [unknown]: no paid call was made: the ledger is empty" in out
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--jobquake-workers=1",
+                                           "--jobquake-on-unknown=warn")
+    result.assert_outcomes(passed=1, warnings=3)
+    assert "UnknownVerdictWarning" in result.stdout.str()
+
+
+def test_under_xdist_the_table_and_one_run_json_are_those_of_a_serial_run(project: pytest.Pytester):
+    result = project.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--jobquake-workers=1")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*jobquake invariants*", "*test_job_reaches_done*", "*test_job_left_processing*"])
+    artifacts = project.path / ".jobquake" / "artifacts"
+    assert not list(artifacts.glob("run-gw*.json"))
+    run = json.loads((artifacts / "run.json").read_text())
+    assert run["summary"] == {"tests": 2, "valid": 1, "invalid": 1, "unknown": 0}
+

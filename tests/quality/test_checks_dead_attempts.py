@@ -57,5 +57,6 @@ def test_earliest_effect_is_the_counterexample():
     assert len(result.details["violations"]) == 2
 
 
-def test_empty_history_is_valid():
-    assert no_effect_from_dead_attempt(HistoryBuilder().history(), None).valid is True
+def test_a_history_without_a_dead_attempt_is_unknown():
+    result = no_effect_from_dead_attempt(HistoryBuilder().history(), None)
+    assert result.valid == "unknown" and "no attempt was declared dead" in result.message

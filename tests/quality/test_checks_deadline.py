@@ -84,7 +84,7 @@ def test_answer_lost_on_the_network_is_judged_by_the_reason():
     assert result.valid is False and result.details["judged"] == 1
 
 
-def test_answered_calls_and_other_failures_are_not_judged():
+def test_answered_calls_and_other_failures_are_not_judged_and_nothing_judged_is_unknown():
     b = HistoryBuilder()
     b.call("ok", 1.0, 1.1, state="done")
     b.state("ok", 1.2, "done", attempt=1)
@@ -93,7 +93,8 @@ def test_answered_calls_and_other_failures_are_not_judged():
     b.state("err", 1.05, "failed", attempt=1, reason="error: provider returned 500")
     b.row("err", "failed", reason="error: provider returned 500")
     result = check(b)
-    assert result.valid is True and result.details["judged"] == 0
+    assert result.valid == "unknown" and result.details["judged"] == 0
+    assert "no deadline was put to the test" in result.message
 
 
 def test_the_clock_stops_at_the_first_write_of_the_attempt():
@@ -126,7 +127,7 @@ def test_a_call_still_hanging_when_the_snapshot_is_taken_counts_as_unanswered():
     b.state("j1", 0.5, "running", attempt=1)
     b.call("j1", 1.0, None, state="hung", status=None)
     b.row("j1", "running")
-    assert check(b).valid is True  # a snapshot 1 s after the call: not past the deadline yet
+    assert check(b).valid == "unknown"  # a snapshot 1 s after the call: not past the deadline yet
     result = deadline_honoured(b.history(), b.snapshot(taken_at=5.0), deadline=DEADLINE, slack=SLACK)
     assert result.valid is False and "4.000s after it started" in result.message
 

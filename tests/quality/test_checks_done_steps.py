@@ -87,6 +87,6 @@ def test_paid_calls_without_any_saved_step_evidence_are_unknown():
     assert STEP_SAVED in result.message
 
 
-def test_an_empty_history_is_valid_and_the_checker_is_registered():
-    assert no_paid_call_for_done_step(HistoryBuilder().history(), None).valid is True
+def test_an_empty_history_is_unknown_and_the_checker_is_registered():
+    assert no_paid_call_for_done_step(HistoryBuilder().history(), None).valid == UNKNOWN
     assert checkers_by_name(["no_paid_call_for_done_step"]) == [no_paid_call_for_done_step]

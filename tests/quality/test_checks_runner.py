@@ -41,8 +41,18 @@ def test_merge_valid(values, merged):
     assert merge_valid(values) == merged
 
 
-def test_a_checker_that_raises_is_unknown_and_the_others_still_run():
+def served_once() -> HistoryBuilder:
     b = HistoryBuilder()
+    b.submit("j1", 0.0)
+    b.state("j1", 0.01, "running", attempt=1)
+    b.call("j1", 0.1, 0.2, attempt=1, key="a")
+    b.state("j1", 0.3, "done", attempt=1)
+    b.row("j1", "done", attempt=1, updated=0.3)
+    return b
+
+
+def test_a_checker_that_raises_is_unknown_and_the_others_still_run():
+    b = served_once()
     verdict = run_checks([broken, *GLOBAL_INVARIANTS], b.history(), b.snapshot())
     result = verdict["always_broken"]
     assert result.valid == UNKNOWN
@@ -77,7 +87,7 @@ def test_every_shipped_checker_answers_on_an_empty_history():
     empty = HistoryBuilder().history()
     verdict = run_checks(ALL_CHECKERS, empty, Snapshot())
     assert all("raised" not in r.message for r in verdict.results)
-    assert run_checks(GLOBAL_INVARIANTS, empty, Snapshot()).valid is True
+    assert run_checks(GLOBAL_INVARIANTS, empty, Snapshot()).valid == UNKNOWN  # no evidence, no verdict
 
 
 def test_failed_results_carry_the_timeline_of_their_job():
@@ -119,3 +129,18 @@ def test_verdict_round_trips_through_json_form():
     verdict = run_checks(GLOBAL_INVARIANTS, b.history(), b.snapshot())
     again = Verdict.from_dict(verdict.to_dict())
     assert again == verdict
+
+
+def test_unknown_fails_only_when_asked_and_reads_without_frames():
+    from harness.checks import InvariantUnknown
+    from harness.checks.failure import failure_text
+
+    verdict = run_checks([broken, *GLOBAL_INVARIANTS], HistoryBuilder().history(), None)
+    assert violation_error(verdict) is None  # nothing invalid
+    error = violation_error(verdict, "/tmp/a", 5, "t.py::t", unknown_fails=True)
+    assert isinstance(error, ExceptionGroup) and all(isinstance(e, InvariantUnknown) for e in error.exceptions)
+    text = failure_text(error)
+    assert text.startswith("4 invariants failed: always_broken [unknown], every_job_terminal [unknown]")
+    assert text.count("replay: pytest 't.py::t' --jobquake-seed=5") == 1  # once, after every invariant
+    assert "no_double_billing [unknown]: the paid API ledger was not read" in text
+    assert failure_text(ValueError("x")) is None

@@ -32,7 +32,8 @@ def test_event_for_a_job_without_row_is_invalid():
 def test_silent_final_state_only_matters_when_required():
     b = HistoryBuilder()
     b.row("j1", "failed")
-    assert status_events_consistent(b.history(), b.snapshot()).valid is True
+    silent = status_events_consistent(b.history(), b.snapshot())
+    assert silent.valid == "unknown" and "no terminal status event" in silent.message
     result = status_events_consistent(b.history(), b.snapshot(), require_final_event=True)
     assert result.valid is False and "never told" in result.message
 

@@ -87,5 +87,5 @@ def test_jobs_without_a_recorded_submission_are_not_judged():
     bill_both_documents(b, "j1", 1.0)
     bill_both_documents(b, "j2", 1.0)
     result = no_upload_billed_twice(b.history(), None)
-    assert result.valid is True and result.details["jobs"] == 0
+    assert result.valid == "unknown" and "no upload to follow" in result.message
     assert checkers_by_name(["no_upload_billed_twice"]) == [no_upload_billed_twice]

@@ -53,7 +53,8 @@ def work(job_id, finish=True):
     set_state(job_id, "processing")
     failpoint("tiny.after_processing", job_id=job_id)
     httpx.post(os.environ["TINY_PAIDAPI"] + "/v1/generate", json={"prompt": job_id}, timeout=10,
-               headers={"Idempotency-Key": f"{job_id}:label", "X-Job-Id": job_id, "X-Step": "label"})
+               headers={"Idempotency-Key": f"{job_id}:label", "X-Job-Id": job_id, "X-Step": "label",
+                        "X-Caller-Pid": str(os.getpid())})
     if finish:
         set_state(job_id, "done")
 

@@ -19,7 +19,7 @@ def test_delivered_call_is_invoke_then_ok():
     invoke, done = events_from_ledger([ledger()])
     assert (invoke.type, invoke.t, invoke.wall, invoke.job_id, invoke.attempt) == ("invoke", 100.0, 1e9, "j1", 2)
     assert invoke.data == {"call_id": "c1", "route": "/v1/generate", "step": "summarize",
-                           "key": "j1:summarize", "mode": "normal"}
+                           "key": "j1:summarize", "mode": "normal", "caller_pid": None}
     assert (done.type, done.t, done.source, done.name) == ("ok", 100.5, "paidapi", "call")
     assert done.data["billed"] is True and done.data["delivered"] is True
     assert "open" not in done.data

@@ -92,3 +92,29 @@ def test_python_dash_m_entry_point(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1, proc.stderr
     assert "every_job_terminal [invalid]" in proc.stdout and "FAIL" in proc.stdout
+
+
+def test_a_damaged_folder_is_skipped_with_its_reason_and_the_others_reported(tmp_path):
+    good = store(tmp_path / "good")
+    bad_bytes = store(tmp_path / "not_utf8")
+    (bad_bytes / "history.jsonl").write_bytes(b'{"index": 0}\n\xff\xfe garbage\n')
+    bad_json = store(tmp_path / "not_json")
+    (bad_json / "history.jsonl").write_text("{not json\n{\"index\": 1}\n")
+    code, out = run(str(tmp_path))
+    assert code == 1
+    assert f"{bad_bytes}: skipped, damaged: not UTF-8" in out
+    assert f"{bad_json}: skipped, damaged: ValueError" in out and "line 1 is not JSON" in out
+    assert f"{good}: valid" in out
+    assert "2 folder(s) skipped as damaged" in out
+
+
+def test_a_stored_run_without_its_evidence_reports_unknown_not_valid(tmp_path):
+    b = HistoryBuilder()
+    b.submit("j1", 0.0)
+    b.state("j1", 0.1, "done", attempt=1)
+    b.row("j1", "done")  # the ledger was never read: no paid-API event, no read record
+    verdict = Verdict((Result("no_double_billing", True, "stored as valid"),))
+    root = write_artifacts(tmp_path / "r", b.history(), b.snapshot(), verdict, title="t", seed=1)
+    code, out = run(str(root))
+    assert f"{root}: unknown" in out and "the paid API ledger was not read" in out
+    assert json.loads((root / "verdict.json").read_text())["valid"] == "unknown"
