@@ -36,7 +36,6 @@ class CallRecord:
     attempt: int | None
     key: str | None  # the Idempotency-Key header
     mode: str
-    caller_pid: int | None = None  # the X-Caller-Pid header: which process holds the call
     state: str = "in_flight"
     billed: bool = False
     status: int | None = None
@@ -54,7 +53,6 @@ class CallRecord:
     t_end: float | None = None
     wall_start: float = dataclasses.field(default_factory=time.time)
     wall_end: float | None = None
-    caller_pid: int | None = None  # header X-Caller-Pid: the process that made the call
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""

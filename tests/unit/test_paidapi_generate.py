@@ -136,9 +136,10 @@ def test_stopping_answers_every_open_call_at_once() -> None:
         assert time.monotonic() - started < 2.0
 
 
-def test_the_caller_pid_header_is_recorded_and_a_malformed_one_attributes_nothing(api: ProviderBed) -> None:
+def test_the_caller_pid_header_is_recorded_and_a_malformed_one_is_refused(api: ProviderBed) -> None:
     first = api.client.post(f"{api.url}/v1/generate", json={"prompt": "p"}, headers={"X-Caller-Pid": "4242"})
     second = api.client.post(f"{api.url}/v1/generate", json={"prompt": "p"}, headers={"X-Caller-Pid": "me"})
     third = api.call("p")
+    assert second.status_code == 400 and "X-Caller-Pid" in second.text
     pids = {r["call_id"]: r["caller_pid"] for r in api.control.ledger()}
-    assert [pids[r.json()["call_id"]] for r in (first, second, third)] == [4242, None, None]
+    assert [pids[r.json()["call_id"]] for r in (first, third)] == [4242, None]
