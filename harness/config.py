@@ -119,6 +119,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("env", _table, {}, "environment of app processes: VAR = template", scalar=False),
     Option("processes", _table, {}, "app processes: name = {command, ready, start_timeout}", scalar=False),
     Option("queues", _list_of_tables, (), "SQS queues: {name, visibility_timeout, dead_letter, max_receives}", scalar=False),
+    Option("sqs", _choice("moto", "localstack"), "moto",
+           "the SQS server: moto (lighter) or LocalStack (needs pip install 'jobquake[localstack]')"),
+    Option("docker_localstack_image", str, "jobquake/localstack",
+           "image of LocalStack for the docker backend when sqs = 'localstack' (e.g. localstack/localstack)"),
 )
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 
