@@ -189,7 +189,11 @@ class DockerBackend:
         return self._make(DockerPostgres, name, self.config.docker_postgres_image, **kw)
 
     def sqs(self, name: str, **kw: Any) -> DockerSQS | DockerLocalStack:
-        if self.config.sqs == "localstack":
+        return self.sqs_server(self.config.sqs, name, **kw)
+
+    def sqs_server(self, server: str, name: str, **kw: Any) -> DockerSQS | DockerLocalStack:
+        """SQS from ``server`` ("moto" or "localstack"), whatever config ``sqs`` says."""
+        if server == "localstack":
             return self._make(DockerLocalStack, name, self.config.docker_localstack_image, **kw)
         return self._make(DockerSQS, name, self.config.docker_sqs_image, **kw)
 
