@@ -110,8 +110,9 @@ class DockerLocalStack(LocalStackSQS, ContainerService):
         # the container's own folders hold LocalStack's state; only the address and the SQS settings are given
         bind = BRIDGE_BIND if self.network == "bridge" else HOST
         env = {k: v for k, v in LOCALSTACK_ENV.items() if k != "OVERRIDE_IN_DOCKER"}
-        return {**env, "GATEWAY_LISTEN": f"{bind}:{self.port}", "LOCALSTACK_HOST": f"{HOST}:{self.port}",
-                **super().container_env()}
+        env = {**env, "GATEWAY_LISTEN": f"{bind}:{self.port}", "LOCALSTACK_HOST": f"{HOST}:{self.port}",
+               **super().container_env()}
+        return env_with_path(env, HARNESS_MOUNT)  # the launcher module comes from the mounted harness
 
     def prepare(self) -> None:
         """Nothing to prepare: LocalStack and its service index are in the image."""
@@ -194,7 +195,9 @@ class DockerBackend:
     def sqs_server(self, server: str, name: str, **kw: Any) -> DockerSQS | DockerLocalStack:
         """SQS from ``server`` ("moto" or "localstack"), whatever config ``sqs`` says."""
         if server == "localstack":
-            return self._make(DockerLocalStack, name, self.config.docker_localstack_image, **kw)
+            image = self.config.docker_localstack_image
+            mounts = [] if "localstack/localstack" in image else [harness_mount()]
+            return self._make(DockerLocalStack, name, image, mounts=mounts, **kw)
         return self._make(DockerSQS, name, self.config.docker_sqs_image, **kw)
 
     def paidapi(self, name: str, **kw: Any) -> DockerPaidAPI:

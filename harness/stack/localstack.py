@@ -1,7 +1,8 @@
 """SQS served by LocalStack: ``localstack-core``'s runtime run directly, SQS only, on loopback.
 
-The runtime is started as ``python -m localstack.runtime.main`` (no CLI, no
-account, no container of its own), with every folder it writes under the
+The runtime is started as ``python -m localstack.runtime.main`` is (no CLI,
+no account, no container of its own; see ``localstack_main`` for the one
+thing added), with every folder it writes under the
 service's work folder in the run folder. LocalStack has no moto-style reset
 call, so a reset deletes every queue and recreates the configured ones
 (dead-letter queues first, then the queues whose redrive policy names them),
@@ -56,7 +57,7 @@ class LocalStackSQS(SQSService):
     start_timeout = 60.0
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "localstack.runtime.main"]
+        return [sys.executable, "-m", "harness.stack.localstack_main"]  # localstack.runtime.main, heap frozen
 
     @property
     def filesystem_root(self) -> Path:
