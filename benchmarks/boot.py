@@ -177,6 +177,32 @@ def time_sqs_scenarios(server: str) -> float:
     return time.perf_counter() - started
 
 
+def sqs_main(args: argparse.Namespace, servers: list[type[SQSService]]) -> int:
+    """``--sqs-only``: SQS ready and reset on each server, interleaved, and the scenarios if asked."""
+    ready: dict[str, list[float]] = {cls.sqs_service: [] for cls in servers}
+    resets: dict[str, list[float]] = {cls.sqs_service: [] for cls in servers}
+    for _ in range(args.runs):
+        for cls in servers:
+            took, costs = time_sqs(cls, args.resets)
+            ready[cls.sqs_service].append(took)
+            resets[cls.sqs_service].extend(costs)
+    result = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "load_average_1min": os.getloadavg()[0],
+        "runs": args.runs,
+        "sqs_ready_s": {name: {"median": median(v), "all": v} for name, v in ready.items()},
+        "sqs_reset_s": {name: {"median": median(v), "max": max(v), "n": len(v)} for name, v in resets.items()},
+    }
+    if args.sqs_scenarios:
+        result["sqs_scenarios_wall_s"] = {name: time_sqs_scenarios(name) for name in ready}
+    out = RESULTS.with_name("boot_sqs.json")
+    out.write_text(json.dumps(result, indent=1))
+    print(f"median of {args.runs} runs, {result['machine']['cpus']} cpus, load {result['load_average_1min']:.1f}")
+    print_sqs_rows(result)
+    reaper.remove_run_dir()
+    return 0
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -186,11 +212,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--resets", type=int, default=10, help="resets timed per warm stack")
     parser.add_argument("--sqs-scenarios", action="store_true", help="also time scenarios/test_sqs.py on each SQS server")
+    parser.add_argument("--sqs-only", action="store_true",
+                        help="only the SQS rows (moto vs LocalStack), stored in boot_sqs.json")
     args = parser.parse_args(argv)
     sqs_servers = [SQSService, LocalStackSQS] if localstack_installed() else [SQSService]
     sqs_ready: dict[str, list[float]] = {cls.sqs_service: [] for cls in sqs_servers}
     sqs_resets: dict[str, list[float]] = {cls.sqs_service: [] for cls in sqs_servers}
     reaper.reap()
+    if args.sqs_only:
+        return sqs_main(args, sqs_servers)
     time_stack(cold=False, resets=0)  # fill the template cache once, outside the measurement
     cold, warm, warm_disk, resets, ours_pg, ours_pg_dbs, theirs_pg = [], [], [], [], [], [], []
     for _ in range(args.runs):  # interleaved, so a noisy moment hits every column alike
@@ -249,14 +279,18 @@ def print_table(r: dict) -> None:
         print(f"  {name:<40} {value * 1000:8.0f} ms   {target}")
     ratio = r["postgres_pytest_postgresql_s"]["median"] / r["postgres_jobquake_warm_s"]["median"]
     print(f"  {'Postgres: pytest-postgresql / jobquake':<40} {ratio:8.2f} x")
+    print_sqs_rows(r)
+    p = r["proxy"]
+    print(f"  proxy: {json.dumps({k: v for k, v in p.items() if not isinstance(v, (list, dict))})}")
+
+
+def print_sqs_rows(r: dict) -> None:
     for what, key in (("SQS ready", "sqs_ready_s"), ("SQS per-test reset", "sqs_reset_s")):
         cells = "   ".join(f"{name} {v['median'] * 1000:6.0f} ms" for name, v in r.get(key, {}).items())
         print(f"  {what + ', side by side':<40} {cells}")
     if "sqs_scenarios_wall_s" in r:
         cells = "   ".join(f"{name} {v:6.1f} s" for name, v in r["sqs_scenarios_wall_s"].items())
         print(f"  {'scenarios/test_sqs.py wall time':<40} {cells}")
-    p = r["proxy"]
-    print(f"  proxy: {json.dumps({k: v for k, v in p.items() if not isinstance(v, (list, dict))})}")
 
 
 if __name__ == "__main__":
