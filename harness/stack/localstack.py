@@ -75,10 +75,10 @@ class LocalStackSQS(SQSService):
             raise self.error(f"sqs = 'localstack' needs LocalStack's runtime, which is not installed: "
                              f"pip install '{EXTRA}' (or set sqs = 'moto')")
         self.extra_env = {**self.runtime_env(), **self.extra_env}  # explicit env (a test's) wins
-        _copy_new(CATALOG_SHARED, self._catalog_dir())
+        _copy_new(_shared_catalog_dir(), self._catalog_dir())
 
     def after_ready(self) -> None:
-        _copy_new(self._catalog_dir(), CATALOG_SHARED)  # the index the first run built, for the next ones
+        _copy_new(self._catalog_dir(), _shared_catalog_dir())  # the index the first run built, for the next ones
         super().after_ready()
 
     def _catalog_dir(self) -> Path:
@@ -112,7 +112,8 @@ class LocalStackSQS(SQSService):
         return super().error(f"LocalStack (SQS): {message}", cls)
 
 
-CATALOG_SHARED = cache_dir() / "localstack"
+def _shared_catalog_dir() -> Path:
+    return cache_dir() / "localstack"  # beside the Postgres template cluster; JOBQUAKE_CACHE_DIR moves both
 
 
 def _copy_new(source: Path, target: Path) -> None:
