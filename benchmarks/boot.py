@@ -19,9 +19,14 @@ Measured in one run, side by side, median of N (default 5):
   memory, where jobquake puts it: ``reaper.memory_dir()``), so the disk does
   not decide the comparison. As root both run the server as the unprivileged
   ``postgres`` user (pytest-postgresql through a pg_ctl wrapper calling setpriv);
-* the proxy's added latency and throughput (``benchmarks/proxy.py``).
+* the proxy's added latency and throughput (``benchmarks/proxy.py``);
+* SQS alone, moto against LocalStack (``sqs = "localstack"``, when installed),
+  interleaved: until it answers SQS calls, and a per-test reset of it after
+  an app made its own two queues (with a redrive policy) and left a message;
+* with ``--sqs-scenarios``: the wall time of ``pytest scenarios/test_sqs.py``
+  on each (a few minutes).
 
-    .venv/bin/python benchmarks/boot.py [--runs 5]
+    .venv/bin/python benchmarks/boot.py [--runs 5] [--sqs-scenarios]
 
 prints a table and writes ``benchmarks/results/boot.json``.
 Targets: warm <= 1.5 s, cold <= 3 s, reset <= 300 ms, proxy <= 1 ms and >= 3,000 req/s.
@@ -47,7 +52,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from harness._ports import free_port, release_port  # noqa: E402
 from harness.config import resolve  # noqa: E402
 from harness.stack import reaper  # noqa: E402
+from harness.stack.localstack import LocalStackSQS, localstack_installed  # noqa: E402
 from harness.stack.postgres import PostgresService, find_postgres_bindir, unprivileged_user  # noqa: E402
+from harness.stack.sqs import SQSService  # noqa: E402
 from harness.stack.stack import Stack  # noqa: E402
 
 TINYAPP = ROOT / "tests" / "tinyapp" / "pyproject.toml"
@@ -136,6 +143,66 @@ def time_pytest_postgresql() -> float:
     return elapsed
 
 
+def time_sqs(cls: type[SQSService], resets: int) -> tuple[float, list[float]]:
+    """Seconds until the SQS server answers SQS calls, and the cost of each of ``resets`` resets, each
+    after the app made its queue and dead-letter queue (as refapp does) and left a message."""
+    svc = cls("sqs", port=free_port(), workdir=reaper.run_dir() / f"boot-sqs-{cls.sqs_service}-{time.monotonic_ns()}")
+    started = time.perf_counter()
+    svc.start()
+    ready = time.perf_counter() - started
+    costs = []
+    sqs = svc.client()
+    for _ in range(resets):
+        dlq = sqs.create_queue(QueueName="app-dlq")["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        url = sqs.create_queue(QueueName="app-jobs", Attributes={
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": "4"})})["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody="left by a test")
+        t0 = time.perf_counter()
+        svc.reset()
+        costs.append(time.perf_counter() - t0)
+    svc.stop()
+    release_port(svc.port)
+    return ready, costs
+
+
+def time_sqs_scenarios(server: str) -> float:
+    """Wall time of ``pytest scenarios/test_sqs.py`` with ``--jobquake-sqs server``; raises if it fails."""
+    import subprocess
+
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pytest", "scenarios/test_sqs.py", "-q", "-p", "no:cacheprovider",
+                    f"--jobquake-sqs={server}", f"--jobquake-artifacts=.jobquake/artifacts-boot-{server}"],
+                   cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def sqs_main(args: argparse.Namespace, servers: list[type[SQSService]]) -> int:
+    """``--sqs-only``: SQS ready and reset on each server, interleaved, and the scenarios if asked."""
+    ready: dict[str, list[float]] = {cls.sqs_service: [] for cls in servers}
+    resets: dict[str, list[float]] = {cls.sqs_service: [] for cls in servers}
+    for _ in range(args.runs):
+        for cls in servers:
+            took, costs = time_sqs(cls, args.resets)
+            ready[cls.sqs_service].append(took)
+            resets[cls.sqs_service].extend(costs)
+    result = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "load_average_1min": os.getloadavg()[0],
+        "runs": args.runs,
+        "sqs_ready_s": {name: {"median": median(v), "all": v} for name, v in ready.items()},
+        "sqs_reset_s": {name: {"median": median(v), "max": max(v), "n": len(v)} for name, v in resets.items()},
+    }
+    if args.sqs_scenarios:
+        result["sqs_scenarios_wall_s"] = {name: time_sqs_scenarios(name) for name in ready}
+    out = RESULTS.with_name("boot_sqs.json")
+    out.write_text(json.dumps(result, indent=1))
+    print(f"median of {args.runs} runs, {result['machine']['cpus']} cpus, load {result['load_average_1min']:.1f}")
+    print_sqs_rows(result)
+    reaper.remove_run_dir()
+    return 0
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -144,8 +211,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--resets", type=int, default=10, help="resets timed per warm stack")
+    parser.add_argument("--sqs-scenarios", action="store_true", help="also time scenarios/test_sqs.py on each SQS server")
+    parser.add_argument("--sqs-only", action="store_true",
+                        help="only the SQS rows (moto vs LocalStack), stored in boot_sqs.json")
     args = parser.parse_args(argv)
+    sqs_servers = [SQSService, LocalStackSQS] if localstack_installed() else [SQSService]
+    sqs_ready: dict[str, list[float]] = {cls.sqs_service: [] for cls in sqs_servers}
+    sqs_resets: dict[str, list[float]] = {cls.sqs_service: [] for cls in sqs_servers}
     reaper.reap()
+    if args.sqs_only:
+        return sqs_main(args, sqs_servers)
     time_stack(cold=False, resets=0)  # fill the template cache once, outside the measurement
     cold, warm, warm_disk, resets, ours_pg, ours_pg_dbs, theirs_pg = [], [], [], [], [], [], []
     for _ in range(args.runs):  # interleaved, so a noisy moment hits every column alike
@@ -158,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
         ours_pg.append(answers)
         ours_pg_dbs.append(with_databases)
         theirs_pg.append(time_pytest_postgresql())
+        for cls in sqs_servers:
+            ready, costs = time_sqs(cls, args.resets)
+            sqs_ready[cls.sqs_service].append(ready)
+            sqs_resets[cls.sqs_service].extend(costs)
     from proxy import measure_proxy
 
     proxy = measure_proxy()
@@ -173,7 +252,11 @@ def main(argv: list[str] | None = None) -> int:
         "postgres_jobquake_warm_with_databases_s": {"median": median(ours_pg_dbs), "all": ours_pg_dbs},
         "postgres_pytest_postgresql_s": {"median": median(theirs_pg), "all": theirs_pg},
         "proxy": proxy,
+        "sqs_ready_s": {name: {"median": median(v), "all": v} for name, v in sqs_ready.items()},
+        "sqs_reset_s": {name: {"median": median(v), "max": max(v), "n": len(v)} for name, v in sqs_resets.items()},
     }
+    if args.sqs_scenarios:
+        result["sqs_scenarios_wall_s"] = {name: time_sqs_scenarios(name) for name in sqs_ready}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=1))
     print_table(result)
@@ -196,8 +279,18 @@ def print_table(r: dict) -> None:
         print(f"  {name:<40} {value * 1000:8.0f} ms   {target}")
     ratio = r["postgres_pytest_postgresql_s"]["median"] / r["postgres_jobquake_warm_s"]["median"]
     print(f"  {'Postgres: pytest-postgresql / jobquake':<40} {ratio:8.2f} x")
+    print_sqs_rows(r)
     p = r["proxy"]
     print(f"  proxy: {json.dumps({k: v for k, v in p.items() if not isinstance(v, (list, dict))})}")
+
+
+def print_sqs_rows(r: dict) -> None:
+    for what, key in (("SQS ready", "sqs_ready_s"), ("SQS per-test reset", "sqs_reset_s")):
+        cells = "   ".join(f"{name} {v['median'] * 1000:6.0f} ms" for name, v in r.get(key, {}).items())
+        print(f"  {what + ', side by side':<40} {cells}")
+    if "sqs_scenarios_wall_s" in r:
+        cells = "   ".join(f"{name} {v:6.1f} s" for name, v in r["sqs_scenarios_wall_s"].items())
+        print(f"  {'scenarios/test_sqs.py wall time':<40} {cells}")
 
 
 if __name__ == "__main__":

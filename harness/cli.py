@@ -50,13 +50,13 @@ def _mutants(args: argparse.Namespace) -> int:
     from harness.mutation import MutationMatrix, render, to_json
 
     settings = _settings()
-    matrix = MutationMatrix(settings, root=settings.root, jobs=args.jobs)
+    matrix = MutationMatrix(settings, root=settings.root, jobs=args.jobs, extra_args=args.pytest_args)
     if args.only:
         matrix.mutants = {k: v for k, v in matrix.mutants.items() if k in args.only}
     baseline, results = matrix.run()
     for line in render(baseline, results):
         print(line)
-    out = settings.root / "benchmarks" / "results" / "mutants.json"
+    out = args.out or settings.root / "benchmarks" / "results" / "mutants.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(to_json(baseline, results), indent=1, default=str))
     survived = [r.name for r in results if not r.caught]
@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     mutants = sub.add_parser("mutants", help="run the mutation matrix: every mutant must be caught")
     mutants.add_argument("--jobs", type=int, default=2, help="pytest processes at once")
     mutants.add_argument("--only", nargs="*", help="just these mutants")
+    mutants.add_argument("--out", type=Path, default=None,
+                         help="where the results go (default benchmarks/results/mutants.json)")
+    mutants.add_argument("pytest_args", nargs="*",
+                         help="more arguments for every pytest run (after --), e.g. -- --jobquake-sqs localstack")
     mutants.set_defaults(func=_mutants)
     init = sub.add_parser("init", help="describe this project to jobquake: [tool.jobquake] and scenarios/")
     init.add_argument("path", nargs="?", type=Path, default=Path("."), help="the project folder (default: here)")

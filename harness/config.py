@@ -129,6 +129,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("env", _table, {}, "environment of app processes: VAR = template", scalar=False),
     Option("processes", _table, {}, "app processes: name = {command, ready, start_timeout, instrument}", scalar=False),
     Option("queues", _list_of_tables, (), "SQS queues: {name, visibility_timeout, dead_letter, max_receives}", scalar=False),
+    Option("sqs", _choice("moto", "localstack"), "moto",
+           "the SQS server: moto (lighter) or LocalStack (needs pip install 'jobquake[localstack]')"),
+    Option("docker_localstack_image", str, "jobquake/localstack",
+           "image of LocalStack for the docker backend when sqs = 'localstack' (e.g. localstack/localstack)"),
     Option("on_unknown", _choice("fail", "warn"), "fail",
            "what an invariant that could not be decided (no evidence) does to its test: fail, or warn"),
     Option("pending_queries", _sql_list, (), "SQL queries counting the app's other pending work (e.g. unsent "

@@ -6,10 +6,11 @@
 #   jobquake/postgres  FROM base: PostgreSQL 15, cluster initialised at build time
 #   jobquake/app       FROM base: venv with the harness's dependencies, harness and refapp
 #   jobquake/sqs       FROM app: moto's server
+#   jobquake/localstack FROM base: LocalStack's runtime (the jobquake[localstack] pin), for sqs = "localstack"
 #   jobquake/proxy     FROM app: the embedded fault proxy (Toxiproxy's HTTP API)
 #   jobquake/paidapi   FROM app: the fake paid model API
 #
-# Usage: scripts/build-images.sh [--rebuild] [IMAGE...]   (IMAGE: base redis postgres app sqs proxy paidapi)
+# Usage: scripts/build-images.sh [--rebuild] [IMAGE...]   (IMAGE: base redis postgres app sqs localstack proxy paidapi)
 # --rebuild rebuilds the named images (all but base when none is named). Needs a running engine
 # (scripts/start-dockerd.sh) and, for the base image, root and the Debian mirror.
 set -euo pipefail
@@ -25,14 +26,14 @@ apt_mirror() {
 }
 MIRROR=${DEBIAN_MIRROR:-$(apt_mirror)}
 SUITE=${DEBIAN_SUITE:-bookworm}
-ORDER=(base redis postgres app sqs proxy paidapi)
+ORDER=(base redis postgres app sqs localstack proxy paidapi)
 
 rebuild=0
 wanted=()
 for arg in "$@"; do
   case "$arg" in
     --rebuild) rebuild=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) wanted+=("$arg") ;;
   esac
 done

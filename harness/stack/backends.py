@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from harness.config import Config
 from harness.errors import ConfigError
 from harness.stack.app import AppProcess
+from harness.stack.localstack import LocalStackSQS
 from harness.stack.paidapi import PaidAPIService
 from harness.stack.postgres import PostgresService
 from harness.stack.proxy import ProxyService
@@ -52,6 +53,8 @@ class ProcessBackend:
         return PostgresService(name, bindir=self.config.postgres_bindir or None, **kw)
 
     def sqs(self, name: str, **kw: Any) -> SQSService:
+        if self.config.sqs == "localstack":
+            return LocalStackSQS(name, **kw)
         return SQSService(name, **kw)
 
     def paidapi(self, name: str, **kw: Any) -> PaidAPIService:

@@ -23,8 +23,10 @@ from harness.failpoints.spec import ENV_VAR as FAILPOINTS_ENV
 from harness.instrument import ENV_DIR as INSTRUMENT_ENV
 from harness.stack.app import AppProcess
 from harness.stack.container_host import Mount, code_mounts, env_with_path
-from harness.stack.containers import ContainerService
+from harness.stack.containers import BRIDGE_BIND, ContainerService
 from harness.stack.engine import Engine
+from harness.stack.localstack import RUNTIME_ENV as LOCALSTACK_ENV
+from harness.stack.localstack import LocalStackSQS
 from harness.stack.paidapi import PaidAPIService
 from harness.stack.credentials import scram_verifier, session_password
 from harness.stack.postgres import FAST_SETTINGS, SESSION_SETTINGS, SUPERUSER, PostgresService
@@ -165,6 +167,31 @@ class DockerSQS(SQSService, ContainerService):
         return ["moto_server", "-H", HOST, "-p", str(self.port)]
 
 
+class DockerLocalStack(LocalStackSQS, ContainerService):
+    """LocalStack (SQS only) in a container: jobquake/localstack, or the official image where configured."""
+
+    image_key = "docker_localstack_image"
+
+    def container_command(self) -> list[str]:
+        if "localstack/localstack" in self.image:  # the official image: its entrypoint starts the runtime
+            return []
+        return super().container_command()
+
+    def container_env(self) -> dict[str, str]:
+        # the container's own folders hold LocalStack's state; only the address and the SQS settings are given
+        bind = BRIDGE_BIND if self.network == "bridge" else HOST
+        env = {k: v for k, v in LOCALSTACK_ENV.items() if k != "OVERRIDE_IN_DOCKER"}
+        env = {**env, "GATEWAY_LISTEN": f"{bind}:{self.port}", "LOCALSTACK_HOST": f"{HOST}:{self.port}",
+               **super().container_env()}
+        return env_with_path(env, HARNESS_MOUNT)  # the launcher module comes from the mounted harness
+
+    def prepare(self) -> None:
+        """Nothing to prepare: LocalStack and its service index are in the image."""
+
+    def after_ready(self) -> None:
+        self.create_queues()
+
+
 class DockerPaidAPI(PaidAPIService, ContainerService):
     """``python -m harness.paidapi`` in a container."""
 
@@ -237,7 +264,15 @@ class DockerBackend:
     def postgres(self, name: str, **kw: Any) -> DockerPostgres:
         return self._make(DockerPostgres, name, self.config.docker_postgres_image, **kw)
 
-    def sqs(self, name: str, **kw: Any) -> DockerSQS:
+    def sqs(self, name: str, **kw: Any) -> DockerSQS | DockerLocalStack:
+        return self.sqs_server(self.config.sqs, name, **kw)
+
+    def sqs_server(self, server: str, name: str, **kw: Any) -> DockerSQS | DockerLocalStack:
+        """SQS from ``server`` ("moto" or "localstack"), whatever config ``sqs`` says."""
+        if server == "localstack":
+            image = self.config.docker_localstack_image
+            mounts = [] if "localstack/localstack" in image else [harness_mount()]
+            return self._make(DockerLocalStack, name, image, mounts=mounts, **kw)
         return self._make(DockerSQS, name, self.config.docker_sqs_image, **kw)
 
     def paidapi(self, name: str, **kw: Any) -> DockerPaidAPI:

@@ -11,14 +11,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 import httpx
 
 from harness.stack.process import ProcessService
-
-REGION = "us-east-1"
-# moto accepts any credentials; fixed ones keep boto3 from searching the machine for real ones
-CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+from harness.stack.sqs_clients import CREDENTIALS, REGION, sqs_client  # noqa: F401 - re-exported
 
 
 @dataclass(frozen=True)
@@ -40,6 +36,7 @@ class SQSService(ProcessService):
 
     scheme = "http"
     start_timeout = 20.0
+    sqs_service = "moto"  # which server answers: decides how its clients are built
 
     def __init__(self, *args, queues: list[QueueSpec] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -53,7 +50,7 @@ class SQSService(ProcessService):
         return self.url
 
     def client(self):
-        return boto3.client("sqs", endpoint_url=self.url, region_name=REGION, **CREDENTIALS)
+        return sqs_client(self.url, self.sqs_service)
 
     def probe(self) -> bool:
         return httpx.get(f"{self.url}/moto-api/", timeout=1.0).status_code == 200

@@ -62,6 +62,8 @@ FACTORIES = {
     "postgres": lambda b, d: b.postgres("postgres", port=free_port(), workdir=d),
     "sqs": lambda b, d: b.sqs("sqs", port=free_port(), workdir=d,
                               queues=[QueueSpec("dlq"), QueueSpec("jobs", 5, "dlq", 3)]),
+    "sqs-localstack": lambda b, d: b.sqs_server("localstack", "sqs", port=free_port(), workdir=d,
+                                                queues=[QueueSpec("dlq"), QueueSpec("jobs", 5, "dlq", 3)]),
     "paidapi": lambda b, d: b.paidapi("paidapi", port=free_port(), workdir=d, seed=1, time_scale=0.01),
     "proxy": lambda b, d: b.proxy("proxy", port=free_port(), workdir=d, seed=1),
 }

@@ -13,11 +13,23 @@ from harness.stack.proxy import ProxyService
 from harness.stack.redis import RedisService
 from harness.stack.sqs import QueueSpec, SQSService
 
+
+def localstack_sqs(workdir: Path):
+    """LocalStack serving SQS, or a skip where it is not installed (CI installs it)."""
+    from harness.stack.localstack import LocalStackSQS, localstack_installed
+
+    if not localstack_installed():
+        pytest.skip("LocalStack is not installed: pip install 'jobquake[localstack]'")
+    return LocalStackSQS("sqs", port=free_port(), workdir=workdir,
+                         queues=[QueueSpec("dlq"), QueueSpec("jobs", 5, "dlq", 3)])
+
+
 FACTORIES = {
     "redis": lambda d: RedisService("redis", port=free_port(), workdir=d),
     "postgres": lambda d: PostgresService("postgres", port=free_port(), workdir=d),
     "sqs": lambda d: SQSService("sqs", port=free_port(), workdir=d,
                                 queues=[QueueSpec("dlq"), QueueSpec("jobs", 5, "dlq", 3)]),
+    "sqs-localstack": localstack_sqs,
     "paidapi": lambda d: PaidAPIService("paidapi", port=free_port(), workdir=d, seed=1, time_scale=0.01),
     "proxy": lambda d: ProxyService("proxy", port=free_port(), workdir=d, seed=1),
 }

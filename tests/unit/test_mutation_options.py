@@ -1,0 +1,46 @@
+"""The mutation matrix narrowed to a few mutants, with pytest arguments passed to every run."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from harness.config import find_pyproject, resolve
+from harness.mutation import MutationMatrix, Outcome
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def matrix(extra_args: list[str] | None = None) -> MutationMatrix:
+    config = resolve(environ={}, pyproject=find_pyproject(ROOT))
+    return MutationMatrix(config, root=ROOT, out=Path("/nonexistent"), extra_args=extra_args)
+
+
+def test_narrowed_to_some_mutants_scenarios_naming_others_are_not_an_error(monkeypatch):
+    m = matrix()
+    m.mutants = {"heartbeat-forever": m.mutants["heartbeat-forever"]}
+    monkeypatch.setattr(m, "catches", lambda: {
+        "s.py::a": [("heartbeat-forever", "every_job_terminal")],
+        "s.py::b": [("acks-early", "every_job_terminal")],  # known, not asked for
+    })
+    ran: list[tuple[str | None, list[str]]] = []
+
+    def run_one(mutant, nodeids):
+        ran.append((mutant, nodeids))
+        return Outcome(mutant, nodeids, 1, violated={"s.py::a": ["every_job_terminal"]})
+
+    monkeypatch.setattr(m, "run_one", run_one)
+    baseline, results = m.run()
+    assert [r.name for r in results] == ["heartbeat-forever"] and results[0].caught
+    assert sorted(mutant or "" for mutant, _ in ran) == ["", "heartbeat-forever"]
+
+
+def test_pytest_arguments_reach_every_run(monkeypatch):
+    seen: list[list[str]] = []
+
+    def fake_run(cmd, **kw):
+        seen.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    matrix(["--jobquake-sqs", "localstack"])._pytest(["scenarios"], env={})
+    assert seen[0][-2:] == ["--jobquake-sqs", "localstack"]
