@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     mutants.add_argument("--jobs", type=int, default=2, help="pytest processes at once")
     mutants.add_argument("--only", nargs="*", help="just these mutants")
     mutants.set_defaults(func=_mutants)
+    from harness.nightly.command import add_parser as add_nightly
+
+    add_nightly(sub)  # `jobquake nightly` and `jobquake merge`
     return parser
 
 

@@ -119,6 +119,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("env", _table, {}, "environment of app processes: VAR = template", scalar=False),
     Option("processes", _table, {}, "app processes: name = {command, ready, start_timeout}", scalar=False),
     Option("queues", _list_of_tables, (), "SQS queues: {name, visibility_timeout, dead_letter, max_receives}", scalar=False),
+    Option("nightly", _table, {}, "nightly runs: submit, job_bound, faults, rate, concurrency, pause_services, "
+           "defences, pool_failpoint (see harness/nightly/settings.py)", scalar=False),
 )
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 
