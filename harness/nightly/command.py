@@ -90,6 +90,14 @@ def _schedule(args: argparse.Namespace, config, nightly):
                 shard=f"{index}/{count}" if args.shard else None)
 
 
+def _default_out(args: argparse.Namespace, config, schedule) -> Path:
+    """A replay writes next to what it replays; a new run under .jobquake/nightly/seed-N[-shard-iofn]."""
+    if args.replay is not None:
+        return (args.replay if args.replay.is_dir() else args.replay.parent) / "replay"
+    shard_part = f"-shard-{schedule.shard.replace('/', 'of')}" if schedule.shard else ""
+    return config.root / ".jobquake" / "nightly" / f"seed-{schedule.seed}{shard_part}"
+
+
 def main(args: argparse.Namespace) -> int:
     from harness.nightly.settings import NightlySettings
 
@@ -104,8 +112,7 @@ def main(args: argparse.Namespace) -> int:
 
         return run_local(args, config)
     schedule = _schedule(args, config, nightly)
-    out = args.out or config.root / ".jobquake" / "nightly" / (
-        f"seed-{schedule.seed}" + (f"-shard-{schedule.shard.replace('/', 'of')}" if schedule.shard else ""))
+    out = args.out or _default_out(args, config, schedule)
     from harness.nightly.session import nightly_session
 
     return nightly_session(config, nightly, schedule, Path(out), shrink_budget=0 if args.no_shrink

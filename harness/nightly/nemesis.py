@@ -29,6 +29,7 @@ class Window:
     injected_at: float | None = None
     healed_at: float | None = None
     error: str | None = None
+    params: dict[str, Any] | None = None  # as the fault records them in its history events
     fault: Fault | None = field(default=None, repr=False)
 
     @property
@@ -39,7 +40,7 @@ class Window:
         return {"index": self.index, "kind": self.planned.kind, "label": self.planned.label(),
                 "spec": self.planned.spec, "planned_at": self.planned.at, "planned_lasts": self.planned.lasts,
                 "extends_bound": self.planned.extends_bound, "injected_at": self.injected_at,
-                "healed_at": self.healed_at, "error": self.error}
+                "healed_at": self.healed_at, "error": self.error, "params": self.params}
 
 
 class Nemesis:
@@ -70,12 +71,14 @@ class Nemesis:
             self._heal(window)
 
     def _inject(self, window: Window) -> None:
+        began = self.now()  # the window opens when inject() starts: its "ok" event falls inside
         try:
             fault = from_spec(window.planned.spec)
             window.fault = fault
+            window.params = fault.params()
             self.run.faults.inject(fault)
             with self._lock:
-                window.injected_at = round(self.now(), 3)
+                window.injected_at = round(began, 3)
         except FaultError as exc:
             window.error = str(exc)
         self._record(window, "inject")

@@ -39,6 +39,7 @@ class Driven:
     submitted: int
     started_wall: float
     wall_s: float
+    started: float = 0.0  # monotonic time of the run's start: fault windows are seconds after it
 
 
 @dataclass
@@ -87,7 +88,7 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn,
         monitor.stop()
         final = monitor.tick()
     return Driven(nemesis.windows, final, workload.stats.accepted, workload.stats.submitted,
-                  started_wall, round(time.monotonic() - started, 3))
+                  started_wall, round(time.monotonic() - started, 3), started)
 
 
 def judge(run: Any, schedule: Schedule, driven: Driven, title: str) -> Outcome:
