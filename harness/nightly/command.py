@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from pathlib import Path
 
 from harness.errors import ConfigError
@@ -115,8 +116,12 @@ def main(args: argparse.Namespace) -> int:
     out = args.out or _default_out(args, config, schedule)
     from harness.nightly.session import nightly_session
 
-    return nightly_session(config, nightly, schedule, Path(out), shrink_budget=0 if args.no_shrink
-                           else args.shrink_budget)
+    try:
+        return nightly_session(config, nightly, schedule, Path(out),
+                               shrink_budget=0 if args.no_shrink else args.shrink_budget)
+    except KeyboardInterrupt:  # the stack was stopped on the way out; the evidence so far is in `out`
+        print(f"\njobquake nightly: interrupted; schedule and evidence so far in {out}", file=sys.stderr)
+        return 2
 
 
 def merge_main(args: argparse.Namespace) -> int:

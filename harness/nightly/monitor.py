@@ -68,12 +68,14 @@ class Monitor:
     """Ticks in its own thread; ``status`` is the latest picture; ``on_tick`` is called with it."""
 
     def __init__(self, run: Any, workload: Workload, nemesis: Nemesis, *, job_bound: float,
-                 on_tick: Callable[[Status], None] | None = None, ledger_every: int = 5):
+                 on_tick: Callable[[Status], None] | None = None, ledger_every: int = 5,
+                 on_stuck: Callable[[str], None] | None = None):
         self.run = run
         self.workload = workload
         self.nemesis = nemesis
         self.job_bound = job_bound
         self.on_tick = on_tick
+        self.on_stuck = on_stuck
         self.ledger_every = ledger_every
         self.status = Status()
         self.stuck: dict[str, float] = {}  # job id -> run seconds when it was found stuck
@@ -132,6 +134,8 @@ class Monitor:
                 self.run.history.record(SOURCE, "fail", "stuck", job_id=job_id, data={
                     "state": states.get(job_id), "found_at": self.stuck[job_id], "since": round(since, 2),
                     "bound": self.job_bound})
+                if self.on_stuck is not None:
+                    self.on_stuck(job_id)
 
     def stop(self) -> None:
         self._stop.set()

@@ -26,6 +26,7 @@ from harness.nightly.schedule import Schedule
 from harness.nightly.workload import SubmitFn, Workload
 
 SETTLE_MARGIN_S = 5.0  # past the job bound, for the last jobs to end before the final check
+FAIL_FAST_SETTLE_S = 2.0  # a run that failed already only lets the calls under way finish
 NIGHTLY_INVARIANTS = (*GLOBAL_INVARIANTS, no_job_stuck)
 
 
@@ -64,9 +65,12 @@ class Outcome:
         return {r.name for r in self.verdict.results if r.valid is False}
 
 
-def drive(run: Any, schedule: Schedule, submit: SubmitFn,
-          on_tick: Callable[[Status], None] | None = None, stop: threading.Event | None = None) -> Driven:
-    """Play ``schedule`` on ``run``; returns once every fault is healed and the app had time to settle."""
+def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Status], None] | None = None,
+          stop: threading.Event | None = None, fail_fast: bool = False) -> Driven:
+    """Play ``schedule`` on ``run``; returns once every fault is healed and the app had time to settle.
+
+    ``fail_fast`` (shrinking): the run ends at the first job found stuck, since it has failed already.
+    """
     stop = stop or threading.Event()
     run.history.record(SOURCE, "ok", "start", data={"seed": schedule.seed, "duration": schedule.duration,
                                                     "faults": len(schedule.faults), "jobs": schedule.jobs})
@@ -74,7 +78,8 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn,
     workload = Workload(run.history, submit, run.values, seed=schedule.seed, jobs=schedule.jobs,
                         rate=schedule.rate, concurrency=schedule.concurrency)
     nemesis = Nemesis(run, schedule.faults, started)
-    monitor = Monitor(run, workload, nemesis, job_bound=schedule.job_bound, on_tick=on_tick)
+    monitor = Monitor(run, workload, nemesis, job_bound=schedule.job_bound, on_tick=on_tick,
+                      on_stuck=(lambda _job: stop.set()) if fail_fast else None)
     for part in (nemesis, workload, monitor):
         part.start()
     try:
@@ -84,7 +89,8 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn,
         nemesis.finish()
         run.history.record(SOURCE, "ok", "stop", data={"t": round(nemesis.now(), 3)})
         # the monitor keeps looking while the app settles: a job still stuck is reported
-        run.settle(timeout=schedule.job_bound + SETTLE_MARGIN_S)
+        failed_already = fail_fast and bool(monitor.stuck)
+        run.settle(timeout=FAIL_FAST_SETTLE_S if failed_already else schedule.job_bound + SETTLE_MARGIN_S)
         monitor.stop()
         final = monitor.tick()
     return Driven(nemesis.windows, final, workload.stats.accepted, workload.stats.submitted,
@@ -136,8 +142,8 @@ class NightlyRunner:
         if self._run is not None:
             self._run.history.record("worker", "ok", name, data=data)
 
-    def run_schedule(self, schedule: Schedule, artifacts: Path,
-                     on_tick: Callable[[Status], None] | None = None, title: str = "nightly") -> Outcome:
+    def run_schedule(self, schedule: Schedule, artifacts: Path, on_tick: Callable[[Status], None] | None = None,
+                     title: str = "nightly", fail_fast: bool = False) -> Outcome:
         """Reset the stack, write the schedule, play it, judge it."""
         from harness.run import Run
 
@@ -148,7 +154,7 @@ class NightlyRunner:
         self._run = run
         self.runs += 1
         try:
-            driven = drive(run, schedule, self.submit, on_tick)
+            driven = drive(run, schedule, self.submit, on_tick, fail_fast=fail_fast)
             return judge(run, schedule, driven, title)
         finally:
             run.faults.heal_all()

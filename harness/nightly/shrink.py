@@ -157,7 +157,7 @@ def shrink_and_print(runner: NightlyRunner, original: Outcome, out: Path, *, bud
     """Shrink ``original``'s schedule on ``runner``'s stack; print and save the minimal scenario."""
     folders = _numbered(out / "shrink")
     print(f"shrinking (budget {budget:g} s): reruns on fresh resets of the same stack", flush=True)
-    shrinker = Shrinker(lambda s: runner.run_schedule(s, next(folders), title="nightly shrink"),
+    shrinker = Shrinker(lambda s: runner.run_schedule(s, next(folders), title="nightly shrink", fail_fast=True),
                         original, budget, log=lambda line: print(line, flush=True))
     shrunk = shrinker.shrink(original.schedule)
     result = next(r for r in shrunk.outcome.verdict.results if r.valid is False and r.name in shrinker.wanted)
