@@ -80,6 +80,7 @@ class Monitor:
         self.status = Status()
         self.stuck: dict[str, float] = {}  # job id -> run seconds when it was found stuck
         self.ticks = 0
+        self._duplicates = 0  # read from the ledger every few ticks: it grows with the run
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="nightly-monitor", daemon=True)
 
@@ -98,7 +99,7 @@ class Monitor:
             self._judge(states, status)
             if self.ticks % self.ledger_every == 0:
                 self._duplicates = duplicate_calls(self.run.paidapi.ledger())
-            status.duplicate_calls = getattr(self, "_duplicates", 0)
+            status.duplicate_calls = self._duplicates
         except Exception as exc:  # noqa: BLE001 - a database down under a fault is a moment, not an end
             status.error = f"{type(exc).__name__}: {exc}"
         stats = self.workload.stats

@@ -18,7 +18,7 @@ from typing import Any
 from harness.checks.result import mark
 from harness.nightly.charts import line_chart
 from harness.nightly.runner import Outcome
-from harness.nightly.stats import fault_effects, job_lives, series
+from harness.nightly.stats import fault_effects, job_lives, percentile, series
 from harness.report.html_assets import CSS
 
 
@@ -49,8 +49,6 @@ def summary(outcome: Outcome) -> dict[str, Any]:
 
 
 def _pct(values: list[float], q: float) -> float | None:
-    from harness.nightly.stats import percentile
-
     found = percentile(values, q)
     return None if found is None else round(found, 3)
 
