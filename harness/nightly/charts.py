@@ -6,24 +6,25 @@ from typing import Any
 
 from harness.report.svg import FAULT, nice_step
 
-W, H, LEFT, TOP, BOTTOM = 1100, 200, 60, 18, 24
+W, H, LEFT, TOP, BOTTOM = 1100, 220, 60, 18, 24
 LANE_H = 13  # one label lane per overlapping fault
+CHAR_W = 7.2  # px per character of an 11 px label (generous), to keep labels apart
 
 
 def _x(t: float, span: float) -> float:
     return round(LEFT + t / max(span, 1e-9) * (W - LEFT - 10), 2)
 
 
-def _lanes(windows: list[dict[str, Any]]) -> list[int]:
-    """A label lane per window so overlapping faults' labels do not collide."""
-    ends: list[float] = []
+def _lanes(windows: list[dict[str, Any]], span: float) -> list[int]:
+    """A label lane per window, so that labels (wider than short windows) never overlap."""
+    ends: list[float] = []  # per lane, the x where its last label ends
     lanes = []
     for w in windows:
-        start = w["injected_at"]
-        lane = next((i for i, end in enumerate(ends) if end <= start), len(ends))
+        x0 = _x(w["injected_at"], span)
+        lane = next((i for i, end in enumerate(ends) if end < x0), len(ends))
         if lane == len(ends):
             ends.append(0.0)
-        ends[lane] = max(w["healed_at"] or start, start + 0.0)
+        ends[lane] = x0 + CHAR_W * len(w["label"]) + 6
         lanes.append(lane)
     return lanes
 
@@ -31,7 +32,7 @@ def _lanes(windows: list[dict[str, Any]]) -> list[int]:
 def _windows_svg(windows: list[dict[str, Any]], span: float, plot_top: float, plot_h: float) -> list[str]:
     shown = [w for w in windows if w.get("injected_at") is not None]
     parts = []
-    for w, lane in zip(shown, _lanes(shown)):
+    for w, lane in zip(shown, _lanes(shown, span)):
         x0 = _x(w["injected_at"], span)
         x1 = _x(w["healed_at"] if w["healed_at"] is not None else span, span)
         tip = f"{w['label']}: {w['injected_at']:.1f}s to {w['healed_at'] or span:.1f}s"
@@ -49,7 +50,7 @@ def line_chart(title: str, rows: list[dict[str, Any]], lines: dict[str, str], wi
     values = [r[k] for r in rows for k in lines if r.get(k) is not None]
     top = max(values, default=1.0) or 1.0
     plot_top, plot_h = TOP, H - TOP - BOTTOM
-    y = lambda value: round(plot_top + plot_h * (1 - value / (top * 1.1)), 2)  # noqa: E731
+    y = lambda value: round(plot_top + plot_h * (1 - value / (top * 1.35)), 2)  # noqa: E731
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}">',
              f'<text x="{LEFT}" y="12" font-weight="600">{escape(title)}</text>']
     step = nice_step(span, 10)
@@ -65,8 +66,12 @@ def line_chart(title: str, rows: list[dict[str, Any]], lines: dict[str, str], wi
         points = " ".join(f"{_x(r['t'] + r['width'] / 2, span)},{y(r[key])}" for r in rows if r.get(key) is not None)
         if points:
             parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"/>')
-    legend = "  ".join(f'<tspan fill="{c}">━ {escape(k)}</tspan>' for k, c in lines.items())
-    parts.append(f'<text x="{W - 10}" y="12" text-anchor="end">{legend}</text></svg>')
+    x = LEFT + 9 * len(title) + 20
+    for key, colour in lines.items():  # the legend, after the title
+        parts.append(f'<line x1="{x}" y1="8" x2="{x + 16}" y2="8" stroke="{colour}" stroke-width="2"/>'
+                     f'<text x="{x + 20}" y="12">{escape(key)}</text>')
+        x += 30 + CHAR_W * len(key)
+    parts.append("</svg>")
     return "".join(parts)
 
 

@@ -1,8 +1,10 @@
 """The continuous check: every tick, read the job table and report jobs stuck past their bound.
 
 A job is stuck when it is not terminal ``job_bound`` seconds after the
-later of its acceptance and the last heal of a fault that may legitimately
-delay it (while such a fault is active, no job is judged). Faults that only
+latest of: its acceptance, the last heal of a fault that may legitimately
+delay it (while such a fault is active, no job is judged), and the moment a
+job accepted after it completed (a job queued behind a backlog is waiting,
+not stuck; a job the app lost is overtaken by every job after it). Faults that only
 switch a defence off do not delay the bound: the app must still finish its
 jobs in time through its other defences. Each stuck job is recorded once
 (``nightly fail stuck``) while the run goes on, and judged at the end by
@@ -11,6 +13,7 @@ tick``): with no tick there is no evidence, and the invariant says unknown.
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -79,6 +82,7 @@ class Monitor:
         self.ledger_every = ledger_every
         self.status = Status()
         self.stuck: dict[str, float] = {}  # job id -> run seconds when it was found stuck
+        self.completed: dict[str, float] = {}  # job id -> run seconds when it was first seen terminal
         self.ticks = 0
         self._duplicates = 0  # read from the ledger every few ticks: it grows with the run
         self._stop = threading.Event()
@@ -116,27 +120,46 @@ class Monitor:
 
     def _judge(self, states: dict[str, str], status: Status) -> None:
         terminal = set(self.run.jobs.terminal_states)
-        accepted = self.workload.accepted_at()
+        accepted = self.workload.accepted_at()  # in acceptance order
+        now = time.monotonic() - self.nemesis.started
         status.states = {}
         for state in states.values():
             status.states[state] = status.states.get(state, 0) + 1
         status.done = status.states.get("done", 0)
         status.failed = sum(n for s, n in status.states.items() if s in terminal and s != "done")
-        pending = [job for job in accepted if states.get(job) not in terminal]
+        for job_id in accepted:
+            if states.get(job_id) in terminal:
+                self.completed.setdefault(job_id, now)
+        pending = [job for job in accepted if job not in self.completed]
         status.in_flight = len(pending)
         active, last_heal = self.nemesis.bound_start()
         if active:
             return
-        now = time.monotonic()
+        overtaken = self._overtaken_since(list(accepted))
         for job_id in pending:
-            since = max(accepted[job_id] - self.nemesis.started, last_heal)
-            if job_id not in self.stuck and now - self.nemesis.started - since > self.job_bound:
-                self.stuck[job_id] = round(now - self.nemesis.started, 2)
-                self.run.history.record(SOURCE, "fail", "stuck", job_id=job_id, data={
-                    "state": states.get(job_id), "found_at": self.stuck[job_id], "since": round(since, 2),
-                    "bound": self.job_bound})
-                if self.on_stuck is not None:
-                    self.on_stuck(job_id)
+            since = max(accepted[job_id] - self.nemesis.started, last_heal, overtaken[job_id])
+            if job_id not in self.stuck and now - since > self.job_bound:
+                self._report(job_id, states.get(job_id), now, since)
+
+    def _overtaken_since(self, order: list[str]) -> dict[str, float]:
+        """Per job, when a job accepted after it first completed (inf: none yet).
+
+        A job behind a backlog is not stuck: the jobs after it are not done
+        either. A job the app lost is overtaken by every job after it.
+        """
+        since: dict[str, float] = {}
+        earliest = math.inf
+        for job_id in reversed(order):
+            since[job_id] = earliest
+            earliest = min(earliest, self.completed.get(job_id, math.inf))
+        return since
+
+    def _report(self, job_id: str, state: str | None, now: float, since: float) -> None:
+        self.stuck[job_id] = round(now, 2)
+        self.run.history.record(SOURCE, "fail", "stuck", job_id=job_id, data={
+            "state": state, "found_at": self.stuck[job_id], "since": round(since, 2), "bound": self.job_bound})
+        if self.on_stuck is not None:
+            self.on_stuck(job_id)
 
     def stop(self) -> None:
         self._stop.set()

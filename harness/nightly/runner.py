@@ -89,12 +89,32 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Sta
         nemesis.finish()
         run.history.record(SOURCE, "ok", "stop", data={"t": round(nemesis.now(), 3)})
         # the monitor keeps looking while the app settles: a job still stuck is reported
-        failed_already = fail_fast and bool(monitor.stuck)
-        run.settle(timeout=FAIL_FAST_SETTLE_S if failed_already else schedule.job_bound + SETTLE_MARGIN_S)
+        if fail_fast and monitor.stuck:
+            run.settle(timeout=FAIL_FAST_SETTLE_S)
+        else:
+            settle(run, monitor, schedule)
         monitor.stop()
         final = monitor.tick()
     return Driven(nemesis.windows, final, workload.stats.accepted, workload.stats.submitted,
                   started_wall, round(time.monotonic() - started, 3), started)
+
+
+def settle(run: Any, monitor: Monitor, schedule: Schedule) -> bool:
+    """Wait for the app to go quiet while it makes progress: a backlog drains, a lost job does not.
+
+    Gives up once no job has ended for the job bound (plus a margin), or
+    after the run's own duration again; False then (the checks say why).
+    """
+    deadline = time.monotonic() + schedule.duration + schedule.job_bound
+    ended, last_change = -1, time.monotonic()
+    while not run.settle(timeout=1.0):
+        now = time.monotonic()
+        if len(monitor.completed) != ended:
+            ended, last_change = len(monitor.completed), now
+        elif now - last_change > schedule.job_bound + SETTLE_MARGIN_S or now > deadline:
+            run.history.record(SOURCE, "info", "settle", data={"settled": False, "pending": monitor.status.in_flight})
+            return False
+    return True
 
 
 def judge(run: Any, schedule: Schedule, driven: Driven, title: str) -> Outcome:

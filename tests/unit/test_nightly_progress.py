@@ -54,3 +54,15 @@ def test_a_stuck_job_is_the_counterexample():
     result = no_job_stuck(history, None)
     assert result.valid is False and result.job_id == "job-9"
     assert "stuck past the 20 s bound" in result.message and "'queued'" in result.message
+
+
+def test_a_job_is_overtaken_when_a_job_accepted_after_it_completed():
+    from harness.nightly.monitor import Monitor
+
+    monitor = Monitor(run=None, workload=None, nemesis=None, job_bound=20.0)
+    monitor.completed = {"b": 9.0, "d": 4.0}  # a and c still pending: c behind a backlog, a lost
+    since = monitor._overtaken_since(["a", "b", "c", "d"])
+    assert since == {"a": 4.0, "b": 4.0, "c": 4.0, "d": float("inf")}
+    monitor.completed = {"a": 3.0}
+    assert monitor._overtaken_since(["a", "b", "c"]) == {"a": float("inf"), "b": float("inf"),
+                                                          "c": float("inf")}
