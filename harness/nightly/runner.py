@@ -122,13 +122,15 @@ def judge(run: Any, schedule: Schedule, driven: Driven, title: str) -> Outcome:
     from harness.report import write_artifacts
 
     run.faults.heal_all()
-    history, snapshot = run.collect()
     began = time.monotonic()
+    history, snapshot = run.collect()  # the ledger, failpoint triggers, the job state log, the snapshot
+    collected = time.monotonic()
     verdict = run_checks(NIGHTLY_INVARIANTS, history, snapshot)
-    check_s = round(time.monotonic() - began, 3)
+    check_s = round(time.monotonic() - collected, 3)
     write_artifacts(run.artifacts, history, snapshot, verdict, title=title, seed=schedule.seed)
     run.save_logs()
-    return Outcome(schedule, verdict, driven, history, snapshot, run.artifacts, check_s)
+    return Outcome(schedule, verdict, driven, history, snapshot, run.artifacts, check_s,
+                   extra={"collect_s": round(collected - began, 3), "history_events": len(history)})
 
 
 def describe(outcome: Outcome) -> list[str]:
