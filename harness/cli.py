@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("path", nargs="?", type=Path, default=Path("."), help="the project folder (default: here)")
     init.add_argument("--dry-run", action="store_true", help="print what it would write, write nothing")
     init.set_defaults(func=_init)
+    from harness.nightly.command import add_parser as add_nightly
+
+    add_nightly(sub)  # `jobquake nightly` and `jobquake merge`
     return parser
 
 

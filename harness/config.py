@@ -207,6 +207,8 @@ OPTIONS += (
     Option("job_id_from", _job_id_expression, "",
            "where a Celery task's job id is: '' (the task id), 'args[N]', a parameter name, or 'module:callable'"),
     Option("job_updated_column", str, "", "job last-change time column ('' if none): snapshots show each job's age"),
+    Option("nightly", _table, {}, "nightly runs: submit, job_bound, faults, rate, concurrency, pause_services, "
+           "defences, pool_failpoint (see harness/nightly/settings.py)", scalar=False),
 )
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 

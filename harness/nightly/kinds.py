@@ -1,0 +1,110 @@
+"""The fault kinds a nightly schedule draws from, each a recipe for a registry fault spec.
+
+A kind draws the parameters of one fault from the schedule's RNG and says
+how long it may last. The fault itself is built from the spec by the
+registry (``harness.faults.from_spec``), exactly as a scenario would build
+it, so a shrunk schedule prints as a scenario with the same faults.
+
+``extends_bound``: while a fault of this kind is active, and until the
+job bound has passed after it healed, a slow job is the fault's doing, not
+the app's. A kind that only switches a defence off (``defence_off``: the
+sweeper paused while the broker is still there to redeliver) does not
+extend it: the app must finish its jobs in time through its other defences.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from harness.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the stack offers a kind to aim at: worker count, services, failpoints."""
+
+    workers: int = 2
+    pause_services: tuple[str, ...] = ()
+    defences: tuple[str, ...] = ()
+    pool_failpoint: str = ""
+    kill_failpoints: tuple[str, ...] = ()
+    paidapi_proxied: bool = True
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of fault: how to draw its spec, how long it lasts (seconds), whether it extends bounds."""
+
+    name: str
+    draw: Callable[[random.Random, Target], dict[str, Any]]
+    lasts: tuple[float, float]
+    extends_bound: bool = True
+    usable: Callable[[Target], bool] = lambda target: True
+
+
+def _kill(rng: random.Random, t: Target) -> dict[str, Any]:
+    # a kill "now" may find the worker idle; at a failpoint it lands mid-job, in whichever worker
+    # reaches it first (that worker kills its own process group)
+    moment = rng.choice(["now", *t.kill_failpoints])
+    if moment == "now":
+        return {"fault": "kill_worker", "index": rng.randrange(max(t.workers, 1)), "when": "now"}
+    return {"fault": "kill_worker", "when": {"at_failpoint": {"name": moment}}}
+
+
+def _hang(rng: random.Random, t: Target) -> dict[str, Any]:
+    layer = rng.choice(["provider", "network"]) if t.paidapi_proxied else "provider"
+    return {"fault": "hang_endpoint", "layer": layer}
+
+
+def _pool(rng: random.Random, t: Target) -> dict[str, Any]:
+    return {"fault": "exhaust_pool", "at": t.pool_failpoint, "times": rng.randint(1, 3)}
+
+
+def _pause(rng: random.Random, t: Target) -> dict[str, Any]:
+    return {"fault": "pause_service", "service": rng.choice(t.pause_services)}
+
+
+def _defence_off(rng: random.Random, t: Target) -> dict[str, Any]:
+    return {"fault": "pause_service", "service": rng.choice(t.defences)}
+
+
+def _latency(rng: random.Random, t: Target) -> dict[str, Any]:
+    return {"fault": "network_toxic", "proxy": "paidapi", "type": "latency",
+            "latency": rng.choice([50, 100, 200, 500])}
+
+
+def _broker(rng: random.Random, t: Target) -> dict[str, Any]:
+    return {"fault": "broker_outage"}
+
+
+def _database(rng: random.Random, t: Target) -> dict[str, Any]:
+    return {"fault": "database_restart"}
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("kill", _kill, (0.5, 4.0), usable=lambda t: t.workers > 0),
+    Kind("hang", _hang, (1.0, 6.0)),
+    Kind("pool", _pool, (1.0, 5.0), usable=lambda t: bool(t.pool_failpoint)),
+    Kind("pause", _pause, (1.0, 5.0), usable=lambda t: bool(t.pause_services)),
+    Kind("defence_off", _defence_off, (10.0, 40.0), extends_bound=False, usable=lambda t: bool(t.defences)),
+    Kind("latency", _latency, (1.0, 8.0), usable=lambda t: t.paidapi_proxied),
+    Kind("broker", _broker, (1.0, 4.0)),
+    Kind("database", _database, (0.5, 2.0)),
+)}
+DEFAULT_KINDS = ("kill", "hang", "pool", "pause", "defence_off", "latency")
+
+
+def kinds_named(names: list[str] | tuple[str, ...], target: Target) -> list[Kind]:
+    """The kinds with these names that the target can take; ConfigError for an unknown or unusable one."""
+    chosen = []
+    for name in names:
+        if name not in KINDS:
+            raise ConfigError(f"--faults: unknown fault kind {name!r}; known: {', '.join(KINDS)}", key="faults")
+        kind = KINDS[name]
+        if not kind.usable(target):
+            raise ConfigError(f"--faults: kind {name!r} has nothing to aim at in this app (see "
+                              f"[tool.jobquake.nightly] pause_services / defences / pool_failpoint)",
+                              key="faults")
+        chosen.append(kind)
+    return chosen

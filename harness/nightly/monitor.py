@@ -1,0 +1,166 @@
+"""The continuous check: every tick, read the job table and report jobs stuck past their bound.
+
+A job is stuck when it is not terminal ``job_bound`` seconds after the
+latest of: its acceptance, the last heal of a fault that may legitimately
+delay it (while such a fault is active, no job is judged), and the moment a
+job accepted after it completed (a job queued behind a backlog is waiting,
+not stuck; a job the app lost is overtaken by every job after it). Faults that only
+switch a defence off do not delay the bound: the app must still finish its
+jobs in time through its other defences. Each stuck job is recorded once
+(``nightly fail stuck``) while the run goes on, and judged at the end by
+the ``no_job_stuck`` invariant. Each tick is recorded too (``nightly ok
+tick``): with no tick there is no evidence, and the invariant says unknown.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import psycopg
+from psycopg import sql
+
+from harness.evidence import JobTable
+from harness.nightly.nemesis import SOURCE, Nemesis
+from harness.nightly.workload import Workload
+
+TICK_S = 1.0
+
+
+@dataclass
+class Status:
+    """One tick's picture of the run, for the progress display and the report."""
+
+    elapsed: float = 0.0
+    states: dict[str, int] = field(default_factory=dict)
+    submitted: int = 0
+    accepted: int = 0
+    refused: int = 0
+    done: int = 0
+    failed: int = 0
+    in_flight: int = 0
+    stuck: int = 0
+    faults_injected: int = 0
+    faults_active: int = 0
+    faults_refused: int = 0
+    duplicate_calls: int = 0
+    error: str | None = None
+
+
+def job_states(jobs: JobTable, dsn: str) -> dict[str, str]:
+    """Every job's current state, by id."""
+    query = sql.SQL("SELECT {}::text, {}::text FROM {}").format(
+        sql.Identifier(jobs.id_column), sql.Identifier(jobs.state_column), sql.Identifier(jobs.table))
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+        return dict(conn.execute(query).fetchall())
+
+
+def duplicate_calls(ledger: list[dict[str, Any]]) -> int:
+    """Billed calls beyond the first for the same job and step (the money spent twice)."""
+    seen: dict[tuple[Any, Any], int] = {}
+    for call in ledger:
+        if call.get("billed") and call.get("job_id") is not None:
+            key = (call["job_id"], call.get("step"))
+            seen[key] = seen.get(key, 0) + 1
+    return sum(n - 1 for n in seen.values() if n > 1)
+
+
+class Monitor:
+    """Ticks in its own thread; ``status`` is the latest picture; ``on_tick`` is called with it."""
+
+    def __init__(self, run: Any, workload: Workload, nemesis: Nemesis, *, job_bound: float,
+                 on_tick: Callable[[Status], None] | None = None, ledger_every: int = 5,
+                 on_stuck: Callable[[str], None] | None = None):
+        self.run = run
+        self.workload = workload
+        self.nemesis = nemesis
+        self.job_bound = job_bound
+        self.on_tick = on_tick
+        self.on_stuck = on_stuck
+        self.ledger_every = ledger_every
+        self.status = Status()
+        self.stuck: dict[str, float] = {}  # job id -> run seconds when it was found stuck
+        self.completed: dict[str, float] = {}  # job id -> run seconds when it was first seen terminal
+        self.ticks = 0
+        self._duplicates = 0  # read from the ledger every few ticks: it grows with the run
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="nightly-monitor", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(TICK_S):
+            self.tick()
+
+    def tick(self) -> Status:
+        """Read the table, judge the jobs, publish the status (also called once at the end)."""
+        status = Status(elapsed=round(self.nemesis.now(), 1))
+        try:
+            states = job_states(self.run.jobs, self.run.database_dsn)
+            self._judge(states, status)
+            if self.ticks % self.ledger_every == 0:
+                self._duplicates = duplicate_calls(self.run.paidapi.ledger())
+            status.duplicate_calls = self._duplicates
+        except Exception as exc:  # noqa: BLE001 - a database down under a fault is a moment, not an end
+            status.error = f"{type(exc).__name__}: {exc}"
+        stats = self.workload.stats
+        status.submitted, status.accepted, status.refused = stats.submitted, stats.accepted, stats.refused
+        status.faults_injected, status.faults_active, status.faults_refused = self.nemesis.counts()
+        status.stuck = len(self.stuck)
+        self.ticks += 1
+        if status.error is None:
+            self.run.history.record(SOURCE, "ok", "tick", data={"t": status.elapsed, "in_flight": status.in_flight})
+        self.status = status
+        if self.on_tick is not None:
+            self.on_tick(status)
+        return status
+
+    def _judge(self, states: dict[str, str], status: Status) -> None:
+        terminal = set(self.run.jobs.terminal_states)
+        accepted = self.workload.accepted_at()  # in acceptance order
+        now = time.monotonic() - self.nemesis.started
+        status.states = {}
+        for state in states.values():
+            status.states[state] = status.states.get(state, 0) + 1
+        status.done = status.states.get("done", 0)
+        status.failed = sum(n for s, n in status.states.items() if s in terminal and s != "done")
+        for job_id in accepted:
+            if states.get(job_id) in terminal:
+                self.completed.setdefault(job_id, now)
+        pending = [job for job in accepted if job not in self.completed]
+        status.in_flight = len(pending)
+        active, last_heal = self.nemesis.bound_start()
+        if active:
+            return
+        overtaken = self._overtaken_since(list(accepted))
+        for job_id in pending:
+            since = max(accepted[job_id] - self.nemesis.started, last_heal, overtaken[job_id])
+            if job_id not in self.stuck and now - since > self.job_bound:
+                self._report(job_id, states.get(job_id), now, since)
+
+    def _overtaken_since(self, order: list[str]) -> dict[str, float]:
+        """Per job, when a job accepted after it first completed (inf: none yet).
+
+        A job behind a backlog is not stuck: the jobs after it are not done
+        either. A job the app lost is overtaken by every job after it.
+        """
+        since: dict[str, float] = {}
+        earliest = math.inf
+        for job_id in reversed(order):
+            since[job_id] = earliest
+            earliest = min(earliest, self.completed.get(job_id, math.inf))
+        return since
+
+    def _report(self, job_id: str, state: str | None, now: float, since: float) -> None:
+        self.stuck[job_id] = round(now, 2)
+        self.run.history.record(SOURCE, "fail", "stuck", job_id=job_id, data={
+            "state": state, "found_at": self.stuck[job_id], "since": round(since, 2), "bound": self.job_bound})
+        if self.on_stuck is not None:
+            self.on_stuck(job_id)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)

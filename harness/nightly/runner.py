@@ -1,0 +1,199 @@
+"""One nightly run: the workload and the fault schedule together on a run, then the verdict.
+
+``drive`` plays a schedule on any ``Run`` (the nightly's own, or a
+scenario's ``jq``): submit the workload, inject and heal the faults, check
+continuously, then let the app settle. ``judge`` collects the evidence and
+runs the invariants. ``NightlyRunner`` owns a stack and gives every run
+(the first, a replay, each shrinking attempt) a fresh reset of it.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.checks import GLOBAL_INVARIANTS, Verdict, run_checks
+from harness.checks.result import mark
+from harness.checks.snapshot import Snapshot
+from harness.config import Config
+from harness.history.history import History
+from harness.nightly.checks import no_job_stuck
+from harness.nightly.monitor import Monitor, Status
+from harness.nightly.nemesis import SOURCE, Nemesis, Window
+from harness.nightly.schedule import Schedule
+from harness.nightly.workload import SubmitFn, Workload
+
+SETTLE_MARGIN_S = 5.0  # past the job bound, for the last jobs to end before the final check
+FAIL_FAST_SETTLE_S = 2.0  # a run that failed already only lets the calls under way finish
+NIGHTLY_INVARIANTS = (*GLOBAL_INVARIANTS, no_job_stuck)
+
+
+@dataclass
+class Driven:
+    """What playing a schedule left: the fault windows, the last status, the workload's figures."""
+
+    windows: list[Window]
+    status: Status
+    accepted: int
+    submitted: int
+    started_wall: float
+    wall_s: float
+    started: float = 0.0  # monotonic time of the run's start: fault windows are seconds after it
+
+
+@dataclass
+class Outcome:
+    """A judged nightly run."""
+
+    schedule: Schedule
+    verdict: Verdict
+    driven: Driven
+    history: History
+    snapshot: Snapshot | None
+    artifacts: Path
+    check_s: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        """0 valid, 1 invalid, 2 unknown."""
+        return {True: 0, False: 1}.get(self.verdict.valid, 2)
+
+    def failed_invariants(self) -> set[str]:
+        return {r.name for r in self.verdict.results if r.valid is False}
+
+
+def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Status], None] | None = None,
+          stop: threading.Event | None = None, fail_fast: bool = False) -> Driven:
+    """Play ``schedule`` on ``run``; returns once every fault is healed and the app had time to settle.
+
+    ``fail_fast`` (shrinking): the run ends at the first job found stuck, since it has failed already.
+    """
+    stop = stop or threading.Event()
+    run.history.record(SOURCE, "ok", "start", data={"seed": schedule.seed, "duration": schedule.duration,
+                                                    "faults": len(schedule.faults), "jobs": schedule.jobs})
+    started_wall, started = time.time(), time.monotonic()
+    workload = Workload(run.history, submit, run.values, seed=schedule.seed, jobs=schedule.jobs,
+                        rate=schedule.rate, concurrency=schedule.concurrency)
+    nemesis = Nemesis(run, schedule.faults, started)
+    monitor = Monitor(run, workload, nemesis, job_bound=schedule.job_bound, on_tick=on_tick,
+                      on_stuck=(lambda _job: stop.set()) if fail_fast else None)
+    for part in (nemesis, workload, monitor):
+        part.start()
+    try:
+        stop.wait(max(0.0, started + schedule.duration - time.monotonic()))
+    finally:
+        workload.stop()
+        nemesis.finish()
+        run.history.record(SOURCE, "ok", "stop", data={"t": round(nemesis.now(), 3)})
+        # the monitor keeps looking while the app settles: a job still stuck is reported
+        if fail_fast and monitor.stuck:
+            run.settle(timeout=FAIL_FAST_SETTLE_S)
+        else:
+            settle(run, monitor, schedule)
+        monitor.stop()
+        final = monitor.tick()
+    return Driven(nemesis.windows, final, workload.stats.accepted, workload.stats.submitted,
+                  started_wall, round(time.monotonic() - started, 3), started)
+
+
+def settle(run: Any, monitor: Monitor, schedule: Schedule) -> bool:
+    """Wait for the app to go quiet while it makes progress: a backlog drains, a lost job does not.
+
+    Gives up once no job has ended for the job bound (plus a margin), or
+    after the run's own duration again; False then (the checks say why).
+    """
+    deadline = time.monotonic() + schedule.duration + schedule.job_bound
+    ended, last_change = -1, time.monotonic()
+    while not run.settle(timeout=1.0):
+        now = time.monotonic()
+        if len(monitor.completed) != ended:
+            ended, last_change = len(monitor.completed), now
+        elif now - last_change > schedule.job_bound + SETTLE_MARGIN_S or now > deadline:
+            run.history.record(SOURCE, "info", "settle", data={"settled": False, "pending": monitor.status.in_flight})
+            return False
+    return True
+
+
+def judge(run: Any, schedule: Schedule, driven: Driven, title: str) -> Outcome:
+    """Heal, collect the evidence, run the invariants, write the artifacts."""
+    from harness.report import write_artifacts
+
+    run.faults.heal_all()
+    began = time.monotonic()
+    history, snapshot = run.collect()  # the ledger, failpoint triggers, the job state log, the snapshot
+    collected = time.monotonic()
+    verdict = run_checks(NIGHTLY_INVARIANTS, history, snapshot)
+    check_s = round(time.monotonic() - collected, 3)
+    write_artifacts(run.artifacts, history, snapshot, verdict, title=title, seed=schedule.seed)
+    run.save_logs()
+    return Outcome(schedule, verdict, driven, history, snapshot, run.artifacts, check_s,
+                   extra={"collect_s": round(collected - began, 3), "history_events": len(history)})
+
+
+def describe(outcome: Outcome) -> list[str]:
+    """The verdict, one line per invariant."""
+    lines = [f"verdict: {mark(outcome.verdict.valid)}   (end-of-run check {outcome.check_s:.2f} s)"]
+    for result in outcome.verdict.results:
+        lines.append(f"  {mark(result.valid):<8} {result.name}: {result.message}")
+    return lines
+
+
+class NightlyRunner:
+    """A stack started once; each ``run_schedule`` gets a fresh reset of it and its own artifacts folder."""
+
+    def __init__(self, config: Config, submit: SubmitFn, workdir: Path):
+        self.config = config
+        self.submit = submit
+        self.workdir = workdir
+        self._stack = None
+        self._run = None
+        self.runs = 0
+
+    def start(self) -> None:
+        from harness.stack import reaper
+        from harness.stack.stack import Stack
+
+        reaper.reap()
+        self._stack = Stack(self.config, reaper.run_dir() / "stack", on_worker_event=self._worker_event)
+        self._stack.start()
+
+    def _worker_event(self, name: str, worker: Any, data: dict) -> None:
+        if self._run is not None:
+            self._run.history.record("worker", "ok", name, data=data)
+
+    def run_schedule(self, schedule: Schedule, artifacts: Path, on_tick: Callable[[Status], None] | None = None,
+                     title: str = "nightly", fail_fast: bool = False) -> Outcome:
+        """Reset the stack, write the schedule, play it, judge it."""
+        from harness.run import Run
+
+        assert self._stack is not None, "start() first"
+        self._stack.reset()
+        run = Run(self._stack, self.config, Path(artifacts), title)
+        (run.artifacts / "schedule.json").write_text(schedule.to_json())  # before anything runs
+        self._run = run
+        self.runs += 1
+        try:
+            driven = drive(run, schedule, self.submit, on_tick, fail_fast=fail_fast)
+            return judge(run, schedule, driven, title)
+        finally:
+            run.faults.heal_all()
+            run.close()
+            self._run = None
+
+    def stop(self) -> None:
+        from harness.stack import reaper
+
+        if self._stack is not None:
+            self._stack.stop()
+            self._stack = None
+            reaper.remove_run_dir()
+
+    def __enter__(self) -> "NightlyRunner":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

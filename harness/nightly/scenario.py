@@ -1,0 +1,33 @@
+"""Play a nightly schedule inside a pytest scenario (what a shrunk schedule is printed as).
+
+    @pytest.mark.jobquake(checks=[no_job_stuck], settle=False)
+    def test_minimal(jq):
+        play(jq, seed=7, duration=20, rate=5, concurrency=4, job_bound=20, faults=FAULTS)
+
+The plugin then heals, collects and judges as for any scenario, with the
+nightly's own ``no_job_stuck`` asked for by the marker.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from harness.nightly.runner import Driven, drive
+from harness.nightly.schedule import Planned, Schedule
+from harness.nightly.settings import NightlySettings
+
+
+def planned(entry: Mapping[str, Any]) -> Planned:
+    """A ``Planned`` from ``dict(at=..., lasts=..., fault={...}, extends_bound=...)``."""
+    spec = dict(entry["fault"])
+    return Planned(at=float(entry["at"]), lasts=float(entry["lasts"]), kind=str(entry.get("kind", spec["fault"])),
+                   spec=spec, extends_bound=bool(entry.get("extends_bound", True)))
+
+
+def play(jq: Any, *, seed: int, duration: float, rate: float, concurrency: int, job_bound: float,
+         faults: Iterable[Mapping[str, Any]]) -> Driven:
+    """Submit the workload and play ``faults`` on the scenario's run; returns once the app settled."""
+    schedule = Schedule(seed=seed, duration=float(duration), rate=float(rate), concurrency=int(concurrency),
+                        job_bound=float(job_bound), faults=tuple(planned(f) for f in faults))
+    (jq.artifacts / "schedule.json").write_text(schedule.to_json())
+    submit = NightlySettings.from_config(jq.config).submit_fn(jq.config)
+    return drive(jq, schedule, submit)

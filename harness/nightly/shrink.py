@@ -1,0 +1,176 @@
+"""Shrink a failing schedule: fewer faults, a shorter run, fewer jobs, shorter faults.
+
+Delta debugging (Zeller's ddmin) over the faults first, since a fault
+dropped is the largest step; then the run is cut to just around its
+faults, the job rate halved, each fault's duration halved. Every candidate
+is rerun on a fresh reset of the same stack and kept only if one of the
+invariants that failed originally fails again. The budget bounds the
+whole: when it runs out, the smallest schedule that still failed is the
+answer (it is always one that failed).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterator
+
+from harness.nightly.runner import NightlyRunner, Outcome
+from harness.nightly.schedule import Planned, Schedule
+from harness.nightly.scenario_writer import scenario_source
+
+LEAD_IN_S = 1.0   # a shifted schedule starts its first fault this far into the run
+TAIL_S = 1.0      # and ends this long after its last heal
+MIN_RATE = 0.5    # jobs per second: below this a run may carry no job past its faults
+MIN_LASTS_S = 0.5
+
+
+@dataclass
+class Shrunk:
+    """The smallest failing schedule found, its outcome, and the cost of finding it."""
+
+    schedule: Schedule
+    outcome: Outcome
+    reruns: int
+    seconds: float
+    exhausted: bool
+
+
+class Shrinker:
+    """Reruns candidates through ``attempt`` (returns an Outcome) until none smaller fails."""
+
+    def __init__(self, attempt: Callable[[Schedule], Outcome], original: Outcome, budget_s: float,
+                 log: Callable[[str], None] = print):
+        self.attempt = attempt
+        self.wanted = original.failed_invariants()
+        self.best = original
+        self.budget_s = budget_s
+        self.log = log
+        self.started = time.monotonic()
+        self.reruns = 0
+        self.exhausted = False
+        self._passed: set[str] = set()  # schedules already seen to pass: ddmin asks some twice
+
+    # -- one rerun ---------------------------------------------------------------------
+    def _affordable(self, schedule: Schedule) -> bool:
+        cost = schedule.duration + schedule.job_bound + 10.0  # run, settle, reset
+        if time.monotonic() - self.started + cost > self.budget_s:
+            self.exhausted = True
+        return not self.exhausted
+
+    def fails(self, schedule: Schedule) -> bool:
+        """Rerun ``schedule``; True (and keep it as the best) if a wanted invariant fails again."""
+        key = schedule.to_json()
+        if key in self._passed or not self._affordable(schedule):
+            return False
+        self.reruns += 1
+        outcome = self.attempt(schedule)
+        failed = bool(outcome.failed_invariants() & self.wanted)
+        if not failed:
+            self._passed.add(key)
+        self.log(f"shrink rerun {self.reruns}: {len(schedule.faults)} fault(s), {schedule.duration:g} s, "
+                 f"{schedule.rate:g} jobs/s -> {'still fails' if failed else 'passes'}")
+        if failed:
+            self.best = outcome
+        return failed
+
+    # -- the passes ----------------------------------------------------------------------
+    def ddmin(self, schedule: Schedule) -> Schedule:
+        """The classic ddmin over the faults: try subsets, then complements, refining the split."""
+        faults = list(schedule.faults)
+        n = 2
+        while len(faults) >= 2 and not self.exhausted:
+            chunks = _split(faults, n)
+            reduced = False
+            for subset in [*chunks, *([_without(faults, c) for c in chunks] if n > 2 else [])]:
+                if self.fails(schedule.with_faults(subset)):
+                    faults, n, reduced = subset, max(2 if subset in chunks else n - 1, 2), True
+                    break
+            if not reduced:
+                if n >= len(faults):
+                    break
+                n = min(2 * n, len(faults))
+        return schedule.with_faults(faults)
+
+    def shorter(self, schedule: Schedule) -> Schedule:
+        """Move the faults to the start and end the run just after the last heal."""
+        if not schedule.faults:
+            return schedule
+        shift = max(0.0, min(f.at for f in schedule.faults) - LEAD_IN_S)
+        moved = [replace(f, at=round(f.at - shift, 2)) for f in schedule.faults]
+        end = round(max(f.heal_at for f in moved) + TAIL_S, 2)
+        candidate = replace(schedule.with_faults(moved), duration=min(end, schedule.duration))
+        if candidate != schedule and self.fails(candidate):
+            return candidate
+        return schedule
+
+    def fewer_jobs(self, schedule: Schedule) -> Schedule:
+        while schedule.rate / 2 >= MIN_RATE and not self.exhausted:
+            candidate = replace(schedule, rate=round(schedule.rate / 2, 3))
+            if not self.fails(candidate):
+                break
+            schedule = candidate
+        return schedule
+
+    def shorter_faults(self, schedule: Schedule) -> Schedule:
+        for i in range(len(schedule.faults)):
+            while schedule.faults[i].lasts / 2 >= MIN_LASTS_S and not self.exhausted:
+                faults = list(schedule.faults)
+                faults[i] = replace(faults[i], lasts=round(faults[i].lasts / 2, 2))
+                candidate = schedule.with_faults(faults)
+                if not self.fails(candidate):
+                    break
+                schedule = candidate
+        return schedule
+
+    def shrink(self, schedule: Schedule) -> Shrunk:
+        for step in (self.ddmin, self.shorter, self.fewer_jobs, self.shorter_faults):
+            if self.exhausted:
+                break
+            schedule = step(schedule)
+        return Shrunk(self.best.schedule, self.best, self.reruns, round(time.monotonic() - self.started, 1),
+                      self.exhausted)
+
+
+def _split(items: list[Planned], n: int) -> list[list[Planned]]:
+    size, extra = divmod(len(items), n)
+    chunks, start = [], 0
+    for i in range(n):
+        end = start + size + (1 if i < extra else 0)
+        chunks.append(items[start:end])
+        start = end
+    return [c for c in chunks if c]
+
+
+def _without(items: list[Planned], chunk: list[Planned]) -> list[Planned]:
+    return [item for item in items if item not in chunk]
+
+
+def _numbered(folder: Path) -> Iterator[Path]:
+    n = 0
+    while True:
+        n += 1
+        yield folder / f"{n:02d}"
+
+
+def shrink_and_print(runner: NightlyRunner, original: Outcome, out: Path, *, budget: float) -> Shrunk:
+    """Shrink ``original``'s schedule on ``runner``'s stack; print and save the minimal scenario."""
+    folders = _numbered(out / "shrink")
+    print(f"shrinking (budget {budget:g} s): reruns on fresh resets of the same stack", flush=True)
+    shrinker = Shrinker(lambda s: runner.run_schedule(s, next(folders), title="nightly shrink", fail_fast=True),
+                        original, budget, log=lambda line: print(line, flush=True))
+    shrunk = shrinker.shrink(original.schedule)
+    result = next(r for r in shrunk.outcome.verdict.results if r.valid is False and r.name in shrinker.wanted)
+    source = scenario_source(shrunk.schedule, invariant=result.name, message=result.message,
+                             reruns=shrunk.reruns)
+    minimal = out / "minimal"
+    minimal.mkdir(parents=True, exist_ok=True)
+    (minimal / "schedule.json").write_text(shrunk.schedule.to_json())
+    path = minimal / f"test_nightly_seed_{shrunk.schedule.seed}_minimal.py"
+    path.write_text(source)
+    why = "budget ran out" if shrunk.exhausted else "no smaller schedule fails"
+    print(f"\nshrunk to {len(shrunk.schedule.faults)} fault(s), {shrunk.schedule.duration:g} s, "
+          f"{shrunk.schedule.jobs} jobs in {shrunk.reruns} reruns ({shrunk.seconds:g} s; {why}).\n"
+          f"minimal scenario ({path}):\n")
+    print(source, flush=True)
+    return shrunk

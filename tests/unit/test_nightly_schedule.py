@@ -1,0 +1,58 @@
+"""The nightly schedule: drawn from the seed alone, stored and read back byte for byte."""
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import ConfigError
+from harness.nightly.kinds import DEFAULT_KINDS, Target
+from harness.nightly.schedule import Schedule, draw, shard_seed
+
+TARGET = Target(workers=2, pause_services=("relay", "worker:0"), defences=("sweeper",),
+                pool_failpoint="submit.after_job_write", kill_failpoints=("task.claimed",))
+
+
+def schedule(seed: int, **kw) -> Schedule:
+    return draw(seed=seed, duration=kw.pop("duration", 600), kinds=kw.pop("kinds", DEFAULT_KINDS),
+                target=TARGET, **kw)
+
+
+def test_the_same_seed_gives_the_same_schedule_byte_for_byte():
+    assert schedule(7).to_json() == schedule(7).to_json()
+    assert schedule(7).to_json() != schedule(8).to_json()
+
+
+def test_a_stored_schedule_reads_back_unchanged():
+    text = schedule(11).to_json()
+    assert Schedule.from_json(text).to_json() == text
+
+
+def test_faults_overlap_heal_within_the_run_and_leave_a_quiet_tail():
+    s = schedule(3, duration=600)
+    assert len(s.faults) > 10
+    assert all(0 <= f.at < 600 * 0.8 and f.heal_at <= 600 for f in s.faults)
+    overlapping = [a for a, b in zip(s.faults, s.faults[1:]) if b.at < a.heal_at]
+    assert overlapping, "a long schedule has faults that overlap"
+    assert {f.kind for f in s.faults} <= set(DEFAULT_KINDS)
+
+
+def test_every_planned_fault_is_a_registry_spec():
+    from harness.faults import from_spec
+
+    for planned in schedule(5).faults:
+        assert from_spec(planned.spec).name == planned.spec["fault"]
+
+
+def test_shards_get_different_seeds_derived_from_the_run_seed():
+    seeds = {shard_seed(42, i, 4) for i in range(4)}
+    assert len(seeds) == 4 and seeds == {shard_seed(42, i, 4) for i in range(4)}
+    assert shard_seed(42, 0, 1) == 42
+
+
+def test_an_unknown_kind_is_refused_with_the_known_ones():
+    with pytest.raises(ConfigError, match="unknown fault kind 'explode'.*kill"):
+        schedule(1, kinds=["explode"])
+
+
+def test_a_kind_with_nothing_to_aim_at_is_refused():
+    with pytest.raises(ConfigError, match="defence_off"):
+        draw(seed=1, duration=60, kinds=["defence_off"], target=Target())

@@ -1,0 +1,75 @@
+"""Shrinking a failing schedule, against a fake app whose failure is a known set of faults."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.nightly.schedule import Planned, Schedule
+from harness.nightly.scenario_writer import scenario_source
+from harness.nightly.shrink import Shrinker
+
+
+@dataclass
+class FakeOutcome:
+    schedule: Schedule
+    failed: set[str]
+
+    def failed_invariants(self) -> set[str]:
+        return self.failed
+
+
+def fault(i: int, at: float) -> Planned:
+    return Planned(at=at, lasts=4.0, kind="kill", spec={"fault": "kill_worker", "index": i % 2, "when": "now"})
+
+
+SCHEDULE = Schedule(seed=3, duration=120.0, rate=8.0, concurrency=4, job_bound=20.0,
+                    faults=tuple(fault(i, 10.0 + 9 * i) for i in range(8)))
+
+
+def test_ddmin_finds_the_two_faults_that_fail_together():
+    culprits = (2, 5)
+
+    def attempt(schedule: Schedule) -> FakeOutcome:
+        ids = {round((f.at - 10.0) / 9) for f in schedule.faults} if schedule.duration == 120.0 else set()
+        bad = set(culprits) <= ids
+        return FakeOutcome(schedule, {"no_job_stuck"} if bad else set())
+
+    original = FakeOutcome(SCHEDULE, {"no_job_stuck"})
+    shrinker = Shrinker(attempt, original, budget_s=10_000, log=lambda _: None)
+    reduced = shrinker.ddmin(SCHEDULE)
+    assert [round((f.at - 10.0) / 9) for f in reduced.faults] == [2, 5]
+    assert shrinker.reruns <= 24  # ddmin: quadratic at worst; schedules seen to pass are not rerun
+
+
+def test_the_shrunk_schedule_is_shorter_has_fewer_jobs_and_always_failed():
+    def attempt(schedule: Schedule) -> FakeOutcome:
+        kinds = len(schedule.faults)
+        bad = kinds >= 1 and schedule.rate >= 2.0  # one fault suffices, but only with enough jobs
+        return FakeOutcome(schedule, {"no_job_stuck"} if bad else set())
+
+    shrinker = Shrinker(attempt, FakeOutcome(SCHEDULE, {"no_job_stuck"}), budget_s=10_000, log=lambda _: None)
+    shrunk = shrinker.shrink(SCHEDULE)
+    assert len(shrunk.schedule.faults) == 1
+    assert shrunk.schedule.faults[0].at == 1.0 and shrunk.schedule.duration == 6.0  # 1 + 4 + 1
+    assert shrunk.schedule.rate == 2.0 and shrunk.schedule.faults[0].lasts == 0.5
+    assert attempt(shrunk.schedule).failed_invariants() == {"no_job_stuck"}
+    assert shrunk.reruns == shrinker.reruns and not shrunk.exhausted
+
+
+def test_the_budget_stops_shrinking_with_a_schedule_that_failed():
+    calls = []
+
+    def attempt(schedule: Schedule) -> FakeOutcome:
+        calls.append(schedule)
+        return FakeOutcome(schedule, {"no_job_stuck"})
+
+    shrinker = Shrinker(attempt, FakeOutcome(SCHEDULE, {"no_job_stuck"}), budget_s=0, log=lambda _: None)
+    shrunk = shrinker.shrink(SCHEDULE)
+    assert calls == [] and shrunk.exhausted and shrunk.schedule == SCHEDULE
+
+
+def test_the_printed_scenario_is_valid_python_with_each_fault_and_its_when():
+    source = scenario_source(SCHEDULE.with_faults(SCHEDULE.faults[:2]), invariant="no_job_stuck",
+                             message="1 job stuck", reruns=7)
+    compile(source, "scenario.py", "exec")
+    assert "shrunk to this in 7 reruns" in source
+    assert source.count('"when": "now"') == 2 and "def test_nightly_seed_3_minimal(jq):" in source
