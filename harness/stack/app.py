@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import threading
 from pathlib import Path
 from typing import Mapping
 
@@ -66,8 +67,8 @@ class AppProcess(ProcessService):
     def probe(self) -> bool:
         return self.ready.probe(self.host, self.port, lambda: self.logs_since(self._spawn_offset))
 
-    def wait_ready(self, timeout: float | None = None) -> None:
-        super().wait_ready(timeout)
+    def wait_ready(self, timeout: float | None = None, cancel: threading.Event | None = None) -> None:
+        super().wait_ready(timeout, cancel)
         if ENV_DIR in self.extra_env:
             self._check_instrumented()
 
