@@ -42,7 +42,7 @@ from harness.checks.result import UNKNOWN, Result, valid_result
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
-from harness.history.event import FAIL, INFO, INVOKE, OK, Event
+from harness.history.event import FAIL, INFO, INVOKE, OK
 from harness.history.history import History
 
 NAME = "faults_landed"
