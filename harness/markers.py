@@ -138,7 +138,16 @@ def problems(item: Any, mutants: Iterable[str] | None) -> list[str]:
             found += jobquake_problems(mark.kwargs)
         else:
             found += catches_problems(mark.args, mark.kwargs, mutants)
-    return found
+    return found or _uncheckable_catches(item)
+
+
+def _uncheckable_catches(item: Any) -> list[str]:
+    """A catches marker naming an invariant the scenario does not run could never catch its mutant."""
+    marker = item.get_closest_marker(JOBQUAKE)
+    runs = {checker_name(c) for c in ScenarioOptions.from_kwargs(marker.kwargs if marker else {}).checkers()}
+    return [f"catches({m.args[0]!r}, invariant={m.kwargs['invariant']!r}): this scenario does not run that "
+            f"checker (it runs: {_known(runs)}); add it to jobquake(checks=[...])"
+            for m in item.iter_markers(CATCHES) if m.kwargs.get("invariant") not in runs]
 
 
 class MarkerCheck:

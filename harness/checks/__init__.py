@@ -5,14 +5,17 @@ Public API:
 * ``Snapshot(jobs, taken_at_wall, terminal_states, extra)``, ``JobRow`` (``snapshot.py``).
 * ``Result(name, valid, message, counterexample, details, timeline)``,
   ``Verdict(results)`` with ``valid`` merged, ``UNKNOWN``, ``merge_valid`` (``result.py``).
-* A checker: ``check(history, snapshot, **options) -> Result``.
+* A checker: ``check(history, snapshot, **options) -> Result``, declared with
+  ``@invariant(name, needs=(PAID_CALLS, ...))`` (the evidence it needs, ``needs.py``).
   ``run_checks(checkers, history, snapshot, options={name: {...}}) -> Verdict``
-  runs them; one that raises gives ``unknown`` (``runner.py``).
+  runs them; missing evidence, or a checker that raises, gives ``unknown`` (``runner.py``).
+* ``faults_landed``: every injected fault shows in the app's evidence that it took
+  effect (``landed.py``); the plugin runs it whenever a scenario injects a fault.
 * The shipped checkers (one module each) and ``GLOBAL_INVARIANTS``,
   ``ALL_CHECKERS``, ``CHECKERS`` (by name), ``checkers_by_name`` (``registry.py``).
 * ``format_failure(verdict, artifacts_path, seed, nodeid=None) -> str``,
-  ``violation_error(verdict, artifacts_path, seed, nodeid=None)`` ->
-  ``InvariantViolation`` | ``ExceptionGroup`` | None (``failure.py``).
+  ``violation_error(verdict, artifacts_path, seed, nodeid=None, unknown_fails=False)`` ->
+  ``InvariantViolation`` / ``InvariantUnknown`` | ``ExceptionGroup`` | None (``failure.py``).
 
 How the pytest plugin uses it after each scenario::
 

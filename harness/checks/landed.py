@@ -42,7 +42,7 @@ from harness.checks.result import UNKNOWN, Result, valid_result
 from harness.checks.runner import invariant
 from harness.checks.snapshot import Snapshot
 from harness.history import vocabulary as v
-from harness.history.event import FAIL, INFO, INVOKE, OK, Event
+from harness.history.event import FAIL, INFO, INVOKE, OK
 from harness.history.history import History
 
 NAME = "faults_landed"
@@ -127,8 +127,10 @@ def _kill(history: History, w: Window) -> Landing:
         if call is not None and _held_by(call, pids):
             return Landing(True, f"{who}, which held call {call.call_id} of job {call.job_id} "
                            f"(caller pid {call.caller_pid})", call.t_start)
-        holder = "not in the ledger" if call is None else f"made by pid {call.caller_pid}"
-        return Landing(False, f"{who}, but the named call {d['call_id']} was {holder}, not by that worker")
+        if call is None:
+            return Landing(False, f"{who}, but the named call {d['call_id']} is not in the ledger")
+        return Landing(False, f"{who}, but the named call {d['call_id']} was made by pid {call.caller_pid}, "
+                       f"not by that worker")
     held = [c for c in calls if _held_by(c, pids) and c.t_start <= at and (c.t_end is None or c.t_end >= at)]
     if held:
         return Landing(True, f"{who}, which held call {held[0].call_id} of job {held[0].job_id}", at)

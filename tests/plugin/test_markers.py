@@ -54,6 +54,12 @@ def test_catches_names_an_existing_mutant_and_invariant(project):
     assert "catches(invariant='all_good'): no checker of that name" in out
 
 
+def test_catches_names_an_invariant_the_scenario_runs(project):
+    out = errors(collect(project, '@pytest.mark.catches("acks-early", invariant="sweep_complete")\n'
+                                  'def test_x(jq):\n    pass\n'))
+    assert "invariant='sweep_complete'): this scenario does not run that checker (it runs: " in out
+
+
 def test_a_scenario_that_runs_no_checker_is_an_error(project):
     out = errors(collect(project, '@pytest.mark.jobquake(skip_checks=["every_job_terminal", '
                                   '"no_double_billing", "no_lost_submission"])\n'
