@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -75,6 +76,7 @@ class LocalStackSQS(SQSService):
             raise self.error(f"sqs = 'localstack' needs LocalStack's runtime, which is not installed: "
                              f"pip install '{EXTRA}' (or set sqs = 'moto')")
         self.extra_env = {**self.runtime_env(), **self.extra_env}  # explicit env (a test's) wins
+        _build_catalog_once(self.workdir / "catalog-build")
         _copy_new(_shared_catalog_dir(), self._catalog_dir())
 
     def after_ready(self) -> None:
@@ -114,6 +116,20 @@ class LocalStackSQS(SQSService):
 
 def _shared_catalog_dir() -> Path:
     return cache_dir() / "localstack"  # beside the Postgres template cluster; JOBQUAKE_CACHE_DIR moves both
+
+
+def _build_catalog_once(workdir: Path) -> None:
+    """Build LocalStack's service index into the shared cache if it holds none: before the process
+    starts, so the first run on a machine does not spend its start timeout on it."""
+    if any(_shared_catalog_dir().glob(CATALOG_GLOB)):
+        return  # after an upgrade the runtime builds its new one itself, and after_ready keeps it
+    static_libs = workdir / "usr" / "lib" / "localstack"  # where `localstack.aws.spec` writes it
+    static_libs.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **RUNTIME_ENV, "FILESYSTEM_ROOT": str(workdir)}
+    subprocess.run([sys.executable, "-m", "localstack.aws.spec"], env=env, cwd=workdir,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, timeout=300, check=False)
+    _copy_new(static_libs, _shared_catalog_dir())
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _copy_new(source: Path, target: Path) -> None:

@@ -2,7 +2,8 @@
 
 moto implements what the SQS scenarios need: visibility timeouts,
 ChangeMessageVisibility, ApproximateReceiveCount and a RedrivePolicy that
-moves a message to its dead-letter queue.
+moves a message to its dead-letter queue. ``localstack.py`` serves the same
+with LocalStack (config ``sqs``); ``sqs_clients.py`` builds either's clients.
 """
 from __future__ import annotations
 
