@@ -20,7 +20,6 @@ STALE_JOB: dict = {"customer": "acme", "subject": "printer on fire", "messages":
                    "status": "summarising", "tries": 1, "touched_at": LONG_AGO}
 POISON: dict = {"channel": "fax"}
 GOOD_ROWS = 3
-MARGIN = 10.0
 
 
 # added by hand after `jobquake init`: the bug of this app it catches
@@ -32,5 +31,4 @@ def test_a_poison_row_does_not_stop_the_sweep(jq, app):
     # found again (and removed at heal) by the poison columns alone
     jq.faults.poison_row(jq.config.job_table, values={**STALE_JOB, **POISON}, key=list(POISON))
     good += [app.insert_job(STALE_JOB) for _ in range(GOOD_ROWS - len(good))]
-    for job_id in good:
-        app.wait_for(job_id, timeout=MARGIN)
+    # the harness settles (every job terminal, within settle_timeout), then the invariants judge
