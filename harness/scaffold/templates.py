@@ -72,9 +72,8 @@ def test_a_job_whose_worker_dies_mid_call_still_ends_and_is_billed_once(jq, app)
     gate.remove()  # the provider finishes and bills; nobody is there to read the answer
     for kill in kills:
         kill.heal()  # a fresh worker in each dead one's place
-    job_id = submitted.result(timeout=SUBMITTED_WITHIN)
-    jq.settle()
-    assert app.job(job_id)["state"] in jq.config.terminal_states, app.job(job_id)
+    submitted.result(timeout=SUBMITTED_WITHIN)  # the submission is on record
+    jq.settle()  # then the invariants judge (every_job_terminal names a job that is stuck, and how)
 '''
 
 HANG = '''"""The model provider accepts a call and never answers: the job must end at the call's deadline.
@@ -99,7 +98,7 @@ def test_a_call_that_is_never_answered_ends_its_job_at_the_deadline(jq, app):
         pytest.skip("TODO(jobquake init): set DEADLINE_VAR and DEADLINE in scenarios/test_hang.py")
     assert float(jq.config.env[DEADLINE_VAR]) == float(DEADLINE), "the check's options assume this deadline"
     jq.faults.hang_endpoint(layer="provider")  # every call from now on: accepted, never answered
-    job_id = app.submit_job(1)
+    app.submit_job(1)
     app.wait_for(job_id, timeout=10 * float(DEADLINE) + 5)
 '''
 
@@ -130,8 +129,7 @@ def test_a_job_is_run_although_the_pool_ran_dry_right_after_its_write(jq, app):
     job_id = app.submit_job(1)
     dry.wait_triggered(timeout=MARGIN)  # the pool really was emptied, in the submitting process
     dry.heal()
-    jq.settle(timeout=MARGIN)
-    assert app.job(job_id)["state"] in jq.config.terminal_states, app.job(job_id)
+    jq.settle(timeout=MARGIN)  # then the invariants judge
 '''
 
 SWEEP = '''"""A poison row in the sweep: one row the sweep cannot handle must not stop the others.
@@ -153,9 +151,10 @@ LONG_AGO = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).isoformat()
 STALE_JOB: dict = {}
 POISON: dict = {}
 GOOD_ROWS = 3
-MARGIN = 10.0
+MARGIN = 10.0  # seconds: the sweep runs every few seconds at most, and the jobs it sends again are quick
 
 
+@pytest.mark.jobquake(settle=False)  # settled below, before the poison row is healed away
 def test_a_poison_row_does_not_stop_the_sweep(jq, app):
     if not STALE_JOB or not POISON:
         pytest.skip("TODO(jobquake init): fill STALE_JOB and POISON in scenarios/test_sweep.py")
@@ -163,8 +162,9 @@ def test_a_poison_row_does_not_stop_the_sweep(jq, app):
     # found again (and removed at heal) by the poison columns alone
     jq.faults.poison_row(jq.config.job_table, values={**STALE_JOB, **POISON}, key=list(POISON))
     good += [app.insert_job(STALE_JOB) for _ in range(GOOD_ROWS - len(good))]
-    for job_id in good:
-        app.wait_for(job_id, timeout=MARGIN)
+    # settled here, with the poison row in place: healing deletes it, and a sweep without per-row
+    # isolation would then recover and hide itself
+    jq.settle(timeout=MARGIN)
 '''
 
 SOFT = '''"""A job outlasts its soft time limit: it must end, and before the hard limit kills it.
@@ -182,18 +182,20 @@ SOFT_LIMIT_VAR, HARD_LIMIT_VAR = $SOFT_LIMIT_VAR, $HARD_LIMIT_VAR  # found in [t
 HARD_LIMIT = $HARD_LIMIT_S
 # $SWEEPER_WHY: stopped, so it cannot send a killed job again and hide it
 SWEEPER = $SWEEPER
-SLACK = 2.0  # seconds after the hard limit
+SLACK = 5.0  # seconds after the hard limit: the task may start late on a busy machine
 
 
-@pytest.mark.jobquake(settle=float(HARD_LIMIT or 0) + SLACK)
+@pytest.mark.jobquake(settle=False)  # settled below, while every paid call is still held
 def test_a_job_past_its_soft_limit_ends_before_the_hard_limit(jq, app):
     if HARD_LIMIT_VAR is None:
         pytest.skip("TODO(jobquake init): set HARD_LIMIT_VAR and HARD_LIMIT in scenarios/test_soft_limit.py")
     if SWEEPER:
         jq.stack.processes[SWEEPER].stop()
     jq.faults.failpoint("http.before_paid_call", "hang")  # every paid call waits here until healed
-    job_id = app.submit_job(1)
-    app.wait_for(job_id, timeout=float(HARD_LIMIT) + SLACK)
+    app.submit_job(1)
+    # settled here, just past the hard limit, with the calls still held: healing would let them go,
+    # and a job the soft limit failed to end would then finish and hide it
+    jq.settle(timeout=float(HARD_LIMIT) + SLACK)
 '''
 
 FILES = {

@@ -35,6 +35,5 @@ def test_a_job_whose_worker_dies_mid_call_still_ends_and_is_billed_once(jq, app)
     gate.remove()  # the provider finishes and bills; nobody is there to read the answer
     for kill in kills:
         kill.heal()  # a fresh worker in each dead one's place
-    job_id = submitted.result(timeout=SUBMITTED_WITHIN)
-    jq.settle()
-    assert app.job(job_id)["state"] in jq.config.terminal_states, app.job(job_id)
+    submitted.result(timeout=SUBMITTED_WITHIN)  # the submission is on record
+    jq.settle()  # then the invariants judge (every_job_terminal names a job that is stuck, and how)

@@ -24,8 +24,7 @@ def test_a_job_is_run_although_the_pool_ran_dry_right_after_its_write(jq, app):
         jq.stack.processes[SWEEPER].stop()
     dry = jq.faults.exhaust_pool(at="sqlalchemy.after_commit", match=app.submitter_match(),
                                  timeout=HOLD_AT_MOST)
-    job_id = app.submit_job(1)
+    app.submit_job(1)
     dry.wait_triggered(timeout=MARGIN)  # the pool really was emptied, in the submitting process
     dry.heal()
-    jq.settle(timeout=MARGIN)
-    assert app.job(job_id)["state"] in jq.config.terminal_states, app.job(job_id)
+    jq.settle(timeout=MARGIN)  # then the invariants judge

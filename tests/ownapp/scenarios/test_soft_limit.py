@@ -13,17 +13,19 @@ SOFT_LIMIT_VAR, HARD_LIMIT_VAR = "TICKETS_TASK_SOFT_LIMIT_S", "TICKETS_TASK_HARD
 HARD_LIMIT = 6.6
 # found: the process that sends stale jobs again: stopped, so it cannot send a killed job again and hide it
 SWEEPER = "sweeper"
-SLACK = 2.0  # seconds after the hard limit
+SLACK = 5.0  # seconds after the hard limit: the task may start late on a busy machine
 
 
 # added by hand after `jobquake init`: the bug of this app it catches
 @pytest.mark.catches("swallows-soft-limit", invariant="every_job_terminal")
-@pytest.mark.jobquake(settle=float(HARD_LIMIT or 0) + SLACK)
+@pytest.mark.jobquake(settle=False)  # settled below, while every paid call is still held
 def test_a_job_past_its_soft_limit_ends_before_the_hard_limit(jq, app):
     if HARD_LIMIT_VAR is None:
         pytest.skip("TODO(jobquake init): set HARD_LIMIT_VAR and HARD_LIMIT in scenarios/test_soft_limit.py")
     if SWEEPER:
         jq.stack.processes[SWEEPER].stop()
     jq.faults.failpoint("http.before_paid_call", "hang")  # every paid call waits here until healed
-    job_id = app.submit_job(1)
-    app.wait_for(job_id, timeout=float(HARD_LIMIT) + SLACK)
+    app.submit_job(1)
+    # settled here, just past the hard limit, with the calls still held: healing would let them go,
+    # and a job the soft limit failed to end would then finish and hide it
+    jq.settle(timeout=float(HARD_LIMIT) + SLACK)
