@@ -20,6 +20,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 
+DEFAULT_HINT = "point TMPDIR elsewhere"
 PRIVATE = 0o700
 GROUP_TRAVERSE = 0o710
 
@@ -27,14 +28,17 @@ GROUP_TRAVERSE = 0o710
 class UnsafeDirError(HarnessError):
     """A folder jobquake keeps private exists but is not ours (or not a folder)."""
 
-    def __init__(self, path: Path, problem: str):
-        super().__init__(f"{path}: {problem}; jobquake keeps its run state there and will not "
-                         f"use a folder it did not make. Remove it, or point TMPDIR elsewhere")
+    def __init__(self, path: Path, problem: str, hint: str = DEFAULT_HINT):
+        super().__init__(f"{path}: {problem}; jobquake keeps private state there and will not "
+                         f"use a folder it did not make. Remove it, or {hint}")
         self.path = path
 
 
-def private_dir(path: str | os.PathLike[str], group: int | None = None) -> Path:
-    """Make (or check) ``path`` as a folder owned by us with mode 0700 (0710 and ``group``)."""
+def private_dir(path: str | os.PathLike[str], group: int | None = None, hint: str = DEFAULT_HINT) -> Path:
+    """Make (or check) ``path`` as a folder owned by us with mode 0700 (0710 and ``group``).
+
+    UnsafeDirError (ending with ``hint``, how to choose another place) when it is not ours.
+    """
     path = Path(path)
     try:
         os.mkdir(path, PRIVATE)
@@ -43,11 +47,11 @@ def private_dir(path: str | os.PathLike[str], group: int | None = None) -> Path:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:  # ELOOP: a symlink; ENOTDIR: a file
-        raise UnsafeDirError(path, f"not a folder ({exc.strerror})") from exc
+        raise UnsafeDirError(path, f"not a folder ({exc.strerror})", hint) from exc
     try:
         info = os.fstat(fd)
         if info.st_uid != os.geteuid():
-            raise UnsafeDirError(path, f"owned by uid {info.st_uid}, not by this user ({os.geteuid()})")
+            raise UnsafeDirError(path, f"owned by uid {info.st_uid}, not by this user ({os.geteuid()})", hint)
         if group is not None and info.st_gid != group:
             os.fchown(fd, -1, group)
         wanted = PRIVATE if group is None else GROUP_TRAVERSE

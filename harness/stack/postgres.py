@@ -65,7 +65,7 @@ def private_cache_dir() -> Path:
     """``cache_dir()``, made ours and private (a planted cluster would run as the server user)."""
     cache = cache_dir()
     cache.parent.mkdir(parents=True, exist_ok=True)
-    return private_dir(cache, shared_gid())
+    return private_dir(cache, shared_gid(), "set JOBQUAKE_CACHE_DIR to a folder of yours")
 
 
 class PostgresService(ProcessService):

@@ -109,15 +109,15 @@ def _roots() -> list[Path]:
     return [RUNS_DIR, *(_memory_runs(base) for base in sorted(bases))]
 
 
-def _owner_folder(root: Path) -> Path:
+def _owner_folder(root: Path, hint: str) -> Path:
     group = shared_gid()  # the server user traverses to its data dir; nobody else enters
-    private_dir(root, group)
-    return private_dir(root / owner_id(), group)
+    private_dir(root, group, hint)
+    return private_dir(root / owner_id(), group, hint)
 
 
 def run_dir() -> Path:
     """This owner's scratch folder (pid files, logs, sockets of the session)."""
-    return _owner_folder(RUNS_DIR)
+    return _owner_folder(RUNS_DIR, "point TMPDIR elsewhere")
 
 
 def memory_dir() -> Path:
@@ -125,7 +125,7 @@ def memory_dir() -> Path:
     root = memory_root()
     if root is None:
         return run_dir()
-    return _owner_folder(root)
+    return _owner_folder(root, f"set {MEMORY_DIR_ENV} to another tmpfs (empty: keep it on disk)")
 
 
 def record(pid: int) -> None:
