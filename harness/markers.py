@@ -166,7 +166,7 @@ class MarkerCheck:
                 from harness.config import load_callable
 
                 try:
-                    self._mutants = list(load_callable(self.mutants_spec, "mutants", self.root))
+                    self._mutants = list(load_callable(self.mutants_spec, "mutants", self.root, kind="mapping"))
                 except Exception:  # noqa: BLE001 - `jobquake mutants` reports a broken catalogue itself
                     self._mutants = None
         return self._mutants  # type: ignore[return-value]

@@ -8,7 +8,7 @@ from harness.report.svg import FAULT, nice_step
 
 W, H, LEFT, TOP, BOTTOM = 1100, 220, 60, 18, 24
 LANE_H = 13  # one label lane per overlapping fault
-CHAR_W = 7.2  # px per character of an 11 px label (generous), to keep labels apart
+CHAR_W = 8.0  # px per character of an 11 px label (generous), to keep labels apart
 
 
 def _x(t: float, span: float) -> float:
@@ -66,7 +66,7 @@ def line_chart(title: str, rows: list[dict[str, Any]], lines: dict[str, str], wi
         points = " ".join(f"{_x(r['t'] + r['width'] / 2, span)},{y(r[key])}" for r in rows if r.get(key) is not None)
         if points:
             parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"/>')
-    x = LEFT + 9 * len(title) + 20
+    x = LEFT + 10 * len(title) + 20
     for key, colour in lines.items():  # the legend, after the title
         parts.append(f'<line x1="{x}" y1="8" x2="{x + 16}" y2="8" stroke="{colour}" stroke-width="2"/>'
                      f'<text x="{x + 20}" y="12">{escape(key)}</text>')

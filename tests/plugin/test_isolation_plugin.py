@@ -26,7 +26,7 @@ def held(jq):
     with jq.stack.redis.client() as client:
         return client.hlen("unacked")
 
-@pytest.mark.jobquake(settle=False)  # leaves its scheduled task behind on purpose
+@pytest.mark.jobquake(settle=False, expect_paid_calls=0)  # leaves its scheduled task behind on purpose
 def test_a_leaves_a_scheduled_task(jq):
     submit(jq, "a-1", state="done", countdown=1.5)
     wait_until(lambda: held(jq), timeout=10, what="the worker holding a-1's task")

@@ -53,7 +53,7 @@ def test_a_failing_schedule_shrinks_to_a_scenario_that_catches_the_mutant(tmp_pa
     assert 1 <= len(minimal.faults) <= 2, minimal
     assert "kill" in {f.kind for f in minimal.faults}
     [scenario] = (out / "minimal").glob("test_*.py")
-    assert f"reruns" in done.stdout and scenario.read_text() in done.stdout  # printed, ready to paste
+    assert "reruns" in done.stdout and scenario.read_text() in done.stdout  # printed, ready to paste
 
     pytest_cmd = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), str(scenario), "-q",
                   "-p", "no:cacheprovider", f"--jobquake-artifacts={tmp_path / 'artifacts'}"]

@@ -37,10 +37,21 @@ def test_narrowed_to_some_mutants_scenarios_naming_others_are_not_an_error(monke
 def test_pytest_arguments_reach_every_run(monkeypatch):
     seen: list[list[str]] = []
 
-    def fake_run(cmd, **kw):
-        seen.append(cmd)
-        return subprocess.CompletedProcess(cmd, 0, "", "")
+    class FakePopen:
+        returncode = 0
 
-    monkeypatch.setattr(subprocess, "run", fake_run)
+        def __init__(self, cmd, **kw):
+            seen.append(cmd)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def communicate(self):
+            return "", ""
+
+    monkeypatch.setattr(subprocess, "Popen", FakePopen)
     matrix(["--jobquake-sqs", "localstack"])._pytest(["scenarios"], env={})
     assert seen[0][-2:] == ["--jobquake-sqs", "localstack"]
