@@ -45,7 +45,9 @@ def test_the_committed_scaffold_of_the_second_app_is_what_init_writes_plus_marke
         extra = [line for line in committed if line not in written]
         replaced = [line for line in written if line not in committed]
         marked = any(HAND in line for line in committed)
-        assert len(replaced) <= 2 and len(extra) <= 12, (rel, replaced, extra)
+        # only the sweep's two TODO constants are replaced; elsewhere lines are only added
+        assert len(replaced) <= (2 if rel == "scenarios/test_sweep.py" else 0), (rel, replaced)
+        assert len(extra) <= 12, (rel, extra)
         assert marked or not (extra or replaced), (rel, extra)
 
 
