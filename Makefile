@@ -24,6 +24,7 @@ benchmarks: setup
 	$(VENV)/bin/python benchmarks/proxy.py
 	$(VENV)/bin/python benchmarks/failpoints.py
 	$(VENV)/bin/python benchmarks/checks.py
+	$(VENV)/bin/python benchmarks/paidapi_formats.py
 
 # the docker backend: an engine, and images built locally (reused when present)
 images:

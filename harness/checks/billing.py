@@ -79,15 +79,13 @@ def _describe(pair: dict[str, Any]) -> str:
     return f"job {a['job_id']} step {a['step']!r} billed twice: {one(a)} and {one(b)}; {pair['why']}"
 
 
-def _duplicate_spend(history: History, pairs: list[dict[str, Any]]) -> float:
-    """Dollars the paid API billed for the second call of each pair: the money lost."""
+def _duplicate_spend(history: History, pairs: list[dict[str, Any]]) -> tuple[float, str]:
+    """Dollars the paid API billed for the second call of each pair (the money lost), and
+    as text ("$0.00025")."""
     costs = {str(e.data.get("call_id")): float(e.data.get("cost_usd") or 0.0)
              for e in history.by_source(v.PAIDAPI) if e.name == v.CALL and e.type != INVOKE}
-    return sum(costs.get(str(pair["calls"][1]["call_id"]), 0.0) for pair in pairs)
-
-
-def _dollars(amount: float) -> str:
-    return "$" + (f"{amount:.6f}".rstrip("0").rstrip(".") if amount else "0")
+    spend = sum(costs.get(str(pair["calls"][1]["call_id"]), 0.0) for pair in pairs)
+    return spend, "$" + (f"{spend:.6f}".rstrip("0").rstrip(".") if spend else "0")
 
 
 @invariant(NAME)
@@ -104,8 +102,8 @@ def no_double_billing(history: History, snapshot: Snapshot | None,
     billed = sum(c.billed for c in calls)
     if invalid:
         invalid.sort(key=lambda p: p["calls"][1]["at"])
-        spend = _duplicate_spend(history, invalid)
-        message = (f"{len(invalid)} duplicate billing(s), duplicate spend {_dollars(spend)}; "
+        spend, dollars = _duplicate_spend(history, invalid)
+        message = (f"{len(invalid)} duplicate billing(s), duplicate spend {dollars}; "
                    f"first: {_describe(invalid[0])}")
         return invalid_result(NAME, message, invalid, counterexample=invalid[0]["calls"],
                               ambiguous=ambiguous, billed_calls=billed,

@@ -6,6 +6,10 @@ fail or slow down per route or per job; gates pin a call in flight; a
 ledger records every call and whether it was billed. Billing follows real
 providers: a call is billed when generation finishes, even if the client
 has gone, and an ``Idempotency-Key`` already seen is never billed twice.
+Besides its own format it serves OpenAI's and Anthropic's (``formats/``),
+so an app using their official clients works unchanged; the ledger records
+tokens and their cost by a price table (``pricing.py``), and who each call
+was for (``attribution.py``).
 
 Names are loaded on first use so ``python -m harness.paidapi`` starts
 without importing the control client's HTTP library.

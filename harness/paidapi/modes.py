@@ -7,8 +7,8 @@ Modes:
   billed. The connection stays open until the rule is removed, then the
   call is answered 503 (so nothing stays open forever).
 - ``hang_mid_stream``: generate, start the answer, then stall: a stream
-  sends its first half of events, a plain answer its first half of bytes,
-  then nothing; nothing is billed. When the rule is removed the connection
+  sends its opening events and half of the rest, a plain answer its first
+  half of bytes, then nothing; nothing is billed. When the rule is removed the connection
   is cut (the client sees a broken stream) and the call recorded failed.
 - ``fail``: answer ``status`` (default 500), immediately or, with
   ``immediate=False``, after the latency; never billed.

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import ConfigError
@@ -61,6 +61,8 @@ class ModelRequest:
     caller_pid: int | None = None
     attributed_by: str | None = None
     counts_output: bool = True  # False when the answer is not text (embeddings)
+    # set when generation starts (past modes and gates): a stream sends its first events then
+    started: asyncio.Event | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,8 @@ class Provider:
         if rule is not None:
             latency = rule.adjust_latency(latency, self.time_scale)
         self.ledger.update(record, state="in_flight", latency=latency)
+        if request.started is not None:
+            request.started.set()
         if await self._stopped_within(latency):
             return self._fail(record, 503, "provider shut down during generation")
         if rule is not None and rule.mode == "fail":

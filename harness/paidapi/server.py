@@ -4,10 +4,11 @@ Model route: ``POST /v1/generate`` (any ``POST /v1/<name>`` behaves the
 same, so rules and gates can target one route). Body ``{"prompt": str}``;
 headers ``Idempotency-Key``, ``X-Job-Id``, ``X-Step``, ``X-Attempt``, or the
 same fields in the body (``idempotency_key``, ``job_id``, ``step``,
-``attempt``) when the header is absent. The answer is
-``{"call_id", "output", "billed", "replayed", "latency"}`` (200) or
-``{"call_id", "error"}`` with the failure's status. What happens in between
-is in ``provider.py``.
+``attempt``) when the header is absent; ``X-Caller-Pid`` names the calling
+process. Calls are attributed as ``attribution.py`` says. The answer is
+``{"call_id", "output", "billed", "replayed", "latency", "tokens_in",
+"tokens_out"}`` (200) or ``{"call_id", "error"}`` with the failure's
+status. What happens in between is in ``provider.py``.
 
 The providers' own formats (OpenAI chat completions, responses, embeddings;
 Anthropic messages) are served beside it (``formats/``); any other path

@@ -144,8 +144,10 @@ def test_a_client_that_times_out_is_still_billed_with_its_tokens(api: ProviderBe
 
 def test_a_streaming_client_gone_mid_generation_is_still_billed(api: ProviderBed) -> None:
     api.control.settings(profile="fixed:100")
-    with openai_client(api, timeout=0.2) as client, pytest.raises(openai.APITimeoutError):
-        chat(client, {"X-Job-Id": "gone"}, stream=True)
+    with openai_client(api, timeout=0.2) as client:
+        stream = chat(client, {"X-Job-Id": "gone"}, stream=True)  # open: generation started
+        with pytest.raises(openai.APITimeoutError):  # the client's read timeout, mid-stream
+            list(stream)
     done = api.control.wait_for_call(job_id="gone", state="done", timeout=10)
     assert (done["billed"], done["client_gone"], done["format"]) == (True, True, "openai.chat")
 

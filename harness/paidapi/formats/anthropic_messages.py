@@ -34,6 +34,7 @@ class AnthropicMessages(WireFormat):
     """The messages format."""
 
     name = "anthropic.messages"
+    head_events = 3  # message_start, content_block_start, ping
 
     def parse(self, body: dict[str, Any]) -> Call:
         model = body.get("model")
@@ -75,6 +76,9 @@ class AnthropicMessages(WireFormat):
 
     def error(self, status: int, message: str, code: str | None = None) -> dict[str, Any]:
         return anthropic_error(status, message, code)
+
+    def stream_error(self, status: int, message: str) -> bytes:
+        return sse(anthropic_error(status, message), event="error")
 
     def unknown_model(self, model: str) -> str:
         return f"model: {model}"

@@ -8,8 +8,10 @@ the unknown-model 404, the provider's call logic (modes, gates, idempotency,
 billing at generation end even when the client has gone), and sending,
 including the half answer of ``hang_mid_stream``.
 
-A stream starts once the generation has finished (its drawn latency is the
-time to the first event), then sends every event at once. Parameters that
+A stream opens when generation starts (past modes and gates) with the
+events that carry no text yet; the rest follow when the generation ends (its
+drawn latency), and an error after the opening is an error event in the
+stream, as the providers do (``streaming.py``). Parameters that
 shape the output (``max_tokens``, ``n``, ``temperature``, tools) are accepted
 and not applied: the fake model always answers one document category.
 """
@@ -48,6 +50,7 @@ class WireFormat(ABC):
     """One provider's request, answer and error shapes."""
 
     name: str  # the ledger's ``format``
+    head_events: int = 0  # events of a stream that carry no text: sent when generation starts
 
     @abstractmethod
     def parse(self, body: dict[str, Any]) -> Call:
@@ -64,6 +67,10 @@ class WireFormat(ABC):
     @abstractmethod
     def error(self, status: int, message: str, code: str | None = None) -> dict[str, Any]:
         """The provider's error body."""
+
+    def stream_error(self, status: int, message: str) -> bytes:
+        """The event that ends an open stream with an error."""
+        return sse(self.error(status, message))
 
     def unknown_model(self, model: str) -> str:
         """The provider's words for a model it does not serve."""
@@ -94,11 +101,13 @@ async def serve(request: web.Request, fmt: WireFormat) -> web.StreamResponse:
         model_request = model_request_for(request, provider, fmt.name, call, body)
     except ConfigError as exc:
         return error_response(fmt, 400, str(exc))
+    if call.stream:
+        from harness.paidapi.formats.streaming import serve_stream
+
+        return await serve_stream(request, provider, fmt, call, model_request)
     record, answer = await accepted(request, provider, model_request)
     if answer.status != 200:
         return error_response(fmt, answer.status, str(answer.body.get("error")))
-    if call.stream:
-        return await send(request, provider, record, answer, fmt.events(call, answer), EVENT_STREAM)
     body_bytes = json.dumps(fmt.answer(call, answer)).encode()
     return await send(request, provider, record, answer, [body_bytes], JSON)
 
@@ -155,14 +164,33 @@ async def send(request: web.Request, provider: Provider, record: CallRecord, ans
     """Send the answer's pieces; a stalled answer sends half, waits, then cuts the connection."""
     if answer.stall is None and content_type == JSON:
         return web.Response(body=pieces[0], content_type=JSON)
+    response = await open_response(request, provider, record, content_type,
+                                   len(pieces[0]) if content_type == JSON else None)
+    return await finish(request, provider, record, response, answer, pieces)
+
+
+async def open_response(request: web.Request, provider: Provider, record: CallRecord,
+                        content_type: str, length: int | None = None) -> web.StreamResponse:
+    """Send the status and headers of a 200 whose body follows in pieces."""
     response = web.StreamResponse(status=200)
     response.content_type = content_type
-    if content_type == JSON:
-        response.content_length = len(pieces[0])  # the client waits for bytes that never come
+    if length is not None:
+        response.content_length = length  # a stalled client waits for bytes that never come
     else:
         response.headers["Cache-Control"] = "no-cache"
     try:
         await response.prepare(request)
+    except asyncio.CancelledError:
+        provider.client_gone(record)
+        raise
+    return response
+
+
+async def finish(request: web.Request, provider: Provider, record: CallRecord,
+                 response: web.StreamResponse, answer: Answer,
+                 pieces: list[bytes]) -> web.StreamResponse:
+    """Write ``pieces`` and end the body; when the answer stalls, half of them, then the cut."""
+    try:
         for piece in pieces if answer.stall is None else _first_half(pieces):
             await response.write(piece)
         if answer.stall is None:

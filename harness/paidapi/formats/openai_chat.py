@@ -22,6 +22,7 @@ class OpenAIChat(WireFormat):
     """The chat completions format."""
 
     name = "openai.chat"
+    head_events = 1  # the role
 
     def parse(self, body: dict[str, Any]) -> Call:
         model = required_model(body)

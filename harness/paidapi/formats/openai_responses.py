@@ -25,6 +25,7 @@ class OpenAIResponses(WireFormat):
     """The responses format."""
 
     name = "openai.responses"
+    head_events = 4  # created, in_progress, output_item.added, content_part.added
 
     def parse(self, body: dict[str, Any]) -> Call:
         model = required_model(body)
@@ -65,6 +66,14 @@ class OpenAIResponses(WireFormat):
 
     def error(self, status: int, message: str, code: str | None = None) -> dict[str, Any]:
         return openai_error(status, message, code)
+
+    def stream_error(self, status: int, message: str) -> bytes:
+        kind = "response.failed"
+        failed = {"id": "resp_failed", "object": "response", "status": "failed", "output": [],
+                  "error": {"code": openai_error(status, message)["error"]["type"],
+                            "message": message}}
+        return sse({"type": kind, "sequence_number": self.head_events, "response": failed},
+                   event=kind)
 
 
 def _item_id(answer: Answer) -> str:
