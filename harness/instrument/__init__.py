@@ -33,7 +33,7 @@ FAILED_MARKER = "jobquake-instrument: FAILED"  # ... or this, with the reason
 FAILPOINTS = {
     "sqlalchemy.after_commit": "a connection that committed went back to its pool",
     "sqlalchemy.pool_checkout": "before a connection is taken from a pool",
-    "celery.before_publish": "before a task message is published (Celery before_task_publish)",
+    "celery.before_publish": "before a task is published (Celery.send_task: delay, apply_async, retries)",
     "celery.task_prerun": "before a task runs, once its job and attempt are known",
     "celery.task_postrun": "after a task ran, before its job context is cleared",
     "http.before_paid_call": "before a call to the paid API is sent",

@@ -1,11 +1,15 @@
 """Celery: the running task's job and attempt, from the task_prerun / task_postrun signals.
 
 Handlers are connected once ``celery`` is imported, in the worker's main
-process, so the prefork children inherit them. ``before_task_publish``
-runs in whichever process sends a task (an API, a relay, a task).
+process, so the prefork children inherit them. ``celery.before_publish``
+fires in whichever process sends a task (an API, a relay, a task). Celery
+logs and swallows what a signal handler raises, so at
+``celery.task_prerun`` / ``celery.task_postrun`` the actions that act are
+``kill``, ``hang``, ``sleep``, ``exhaust_pool`` and callbacks.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from harness.instrument import _context, _events, jobid
@@ -22,10 +26,11 @@ class CeleryHooks:
 
     def install(self, celery: Any) -> None:
         from celery import signals
+        from celery.app.base import Celery
 
         signals.task_prerun.connect(self.prerun, weak=False)
         signals.task_postrun.connect(self.postrun, weak=False)
-        signals.before_task_publish.connect(self.before_publish, weak=False)
+        self.wrap_send_task(Celery)
 
     def prerun(self, sender: Any = None, task_id: str | None = None, task: Any = None,
                args: Any = (), kwargs: Any = None, **_: Any) -> None:
@@ -55,20 +60,41 @@ class CeleryHooks:
                 _events.record(self.folder, "ok", "task", job_id=job.job_id, attempt=job.attempt,
                                task=job.task, task_id=job.task_id, state=state)
 
-    def before_publish(self, sender: str | None = None, headers: dict | None = None,
-                       body: Any = None, **_: Any) -> None:
-        headers = headers or {}
-        published = self._published_job_id(sender, headers, body)
-        extra = {} if _context.current() is not None else {"job_id": published}
-        fire("celery.before_publish", published_task=sender, published_id=headers.get("id"),
-             published_job_id=published, **extra)
+    def wrap_send_task(self, celery_cls: Any) -> None:
+        """Fire ``celery.before_publish`` in ``Celery.send_task``, where every publish passes
+        (``delay``, ``apply_async``, retries, canvas). Not in the ``before_task_publish`` signal:
+        Celery logs and swallows what a signal handler raises, so a ``raise`` armed there
+        would never reach the publisher."""
+        original = celery_cls.send_task
+        if getattr(original, "_jobquake_patched", False):
+            return
+        hooks = self
 
-    def _published_job_id(self, name: str | None, headers: dict, body: Any) -> str | None:
-        # protocol 2 bodies are (args, kwargs, embed); a miss here is no error: the task may not be a job's
+        @functools.wraps(original)
+        def send_task(app: Any, name: str, args: Any = None, kwargs: Any = None, *rest: Any, **options: Any) -> Any:
+            if len(rest) < 3 and not options.get("task_id"):  # rest[2]: a task_id given by position
+                from celery.utils import uuid
+
+                options["task_id"] = uuid()  # what send_task would draw itself; the failpoint can name it
+            task_id = rest[2] if len(rest) >= 3 else options["task_id"]
+            hooks.before_publish(app, name, task_id, args, kwargs)
+            return original(app, name, args, kwargs, *rest, **options)
+
+        send_task._jobquake_patched = True  # type: ignore[attr-defined]
+        celery_cls.send_task = send_task
+
+    def before_publish(self, app: Any, name: str, task_id: str | None, args: Any, kwargs: Any) -> None:
+        published = self._published_job_id(app, name, task_id, args, kwargs)
+        extra = {} if _context.current() is not None else {"job_id": published}
+        fire("celery.before_publish", published_task=name, published_id=task_id, published_job_id=published,
+             **extra)
+
+    def _published_job_id(self, app: Any, name: str, task_id: str | None, args: Any, kwargs: Any) -> str | None:
+        # a miss is no error here: the task published may not be a job's
+        task = (getattr(app, "_tasks", None) or {}).get(name)  # as it stands: app.tasks would finalize the app
         try:
-            args, kwargs = (body[0], body[1]) if isinstance(body, (tuple, list)) else ((), {})
-            return self.resolve(_registered(name), str(headers.get("id")), tuple(args), dict(kwargs))
-        except (jobid.Unresolved, IndexError, TypeError, ValueError):
+            return self.resolve(task, str(task_id), tuple(args or ()), dict(kwargs or {}))
+        except (jobid.Unresolved, TypeError, ValueError):
             return None
 
     def _job_id(self, task: Any, name: str, task_id: str, args: tuple, kwargs: dict) -> str | None:
@@ -82,18 +108,3 @@ class CeleryHooks:
                            expression=self.expression, error=str(exc))
             return None
 
-
-def _registered(name: str | None) -> Any:
-    """The task object ``name`` in any Celery app of this process (None when not defined here).
-
-    Every app, not ``current_app``: that one is per thread, and a web server's
-    handler thread sees the default app. Registries are read as they stand:
-    asking ``app.tasks`` would finalize an app early.
-    """
-    from celery import _state
-
-    for app in list(_state._get_active_apps()):
-        task = (getattr(app, "_tasks", None) or {}).get(name)
-        if task is not None:
-            return task
-    return None

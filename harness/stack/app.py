@@ -80,7 +80,8 @@ class AppProcess(ProcessService):
         failed = [line for line in log.splitlines() if FAILED_MARKER in line]
         reason = (failed[0].split(FAILED_MARKER, 1)[1].strip() if failed else
                   "no Python interpreter of this environment started it (a non-Python program, "
-                  "a -S / -I interpreter, or a PYTHONPATH replaced by the command)")
+                  "a -S / -I interpreter, a PYTHONPATH replaced by the command), or its stderr "
+                  "does not reach this log")
         error = self.error(f"jobquake's instrumentation did not load into process {self.name!r}: {reason}; "
                            f"fix it, or set instrument = false for this process")
         self.discard_failed_start()

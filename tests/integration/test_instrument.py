@@ -134,3 +134,11 @@ def test_pool_exhausted_between_the_job_write_and_the_enqueue_in_an_app_process(
     [sent] = publish.triggers()
     assert (sent["context"]["job_id"], sent["context"]["published_task"]) == ("item-6", "plain.with_httpx")
     wait_status(plain, "item-6", "finished")  # the worker has its own pool: the job still runs
+
+
+def test_a_raise_at_before_publish_reaches_the_publisher(plain):
+    plain.faults.failpoint("celery.before_publish", "raise", exception="ConnectionError", message="broker gone",
+                           match={"process": "submitter"})
+    answer = httpx.post(plain.values["submitter_url"] + "/submit/item-7", timeout=20)
+    assert (answer.status_code, answer.text) == (500, "ConnectionError: broker gone")
+    assert item(plain, "item-7")["status"] == "new"  # written, never enqueued
