@@ -82,7 +82,6 @@ class MutationMatrix:
         self.jobs = jobs
         self.extra_args = list(extra_args or [])
         self.mutants: dict[str, str] = dict(load_callable(config.mutants, "mutants", root))
-        self.known = dict(self.mutants)  # every mutant the app names, whichever of them run (--only)
         self.work = out or root / ".jobquake" / "mutants"
         self.scenarios = str(root / config.scenarios)
 
@@ -94,7 +93,7 @@ class MutationMatrix:
         if not listing.exists():
             raise ConfigError(f"could not list the scenarios in {self.scenarios}:\n{proc.stdout[-2000:]}")
         raw = json.loads(listing.read_text())
-        unknown = {m for marks in raw.values() for m, _ in marks} - set(self.known)
+        unknown = {m for marks in raw.values() for m, _ in marks} - set(self.mutants)
         if unknown:
             raise ConfigError(f"scenarios declare unknown mutants {sorted(unknown)}", key="mutants")
         return {nodeid: [tuple(m) for m in marks] for nodeid, marks in raw.items()}
@@ -126,8 +125,7 @@ class MutationMatrix:
         by_mutant: dict[str, list[tuple[str, str | None]]] = {name: [] for name in self.mutants}
         for nodeid, marks in catches.items():
             for mutant, invariant in marks:
-                if mutant in by_mutant:  # not one of those asked for (--only)
-                    by_mutant[mutant].append((nodeid, invariant))
+                by_mutant[mutant].append((nodeid, invariant))
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             baseline = pool.submit(self.run_one, None, [self.scenarios])
             futures = {name: pool.submit(self.run_one, name, sorted({n for n, _ in expected}))
