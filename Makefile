@@ -24,8 +24,8 @@ benchmarks: setup
 	$(VENV)/bin/python benchmarks/proxy.py
 	$(VENV)/bin/python benchmarks/failpoints.py
 	$(VENV)/bin/python benchmarks/checks.py
-	$(VENV)/bin/python benchmarks/paidapi_formats.py
 	$(VENV)/bin/python benchmarks/instrument.py
+	$(VENV)/bin/python benchmarks/paidapi_formats.py
 
 # the docker backend: an engine, and images built locally (reused when present)
 images:
