@@ -177,6 +177,8 @@ def writes_to(fn: Function, table: Table) -> bool:
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "insert" \
                 and any(isinstance(a, ast.Name) and a.id == table.variable for a in node.args):
             return True
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == table.variable:
+            return True  # an ORM object of the job's class is built here (then added to a session)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
                 f"insert into {table.name}" in " ".join(node.value.lower().split()):
             return True

@@ -149,6 +149,8 @@ class _Module:
                 self._assignment(node.target, node.value)
             elif isinstance(node, ast.FunctionDef):
                 self._function(node)
+            elif isinstance(node, ast.ClassDef):
+                self._mapped_class(node)
             elif isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
                 self.found.processes[self.module] = self._ready_text()
         for node in ast.walk(self.tree):
@@ -175,6 +177,24 @@ class _Module:
             if isinstance(states, (tuple, list, set, frozenset)) and states and \
                     all(isinstance(s, str) for s in states) and self.found.final_states is None:
                 self.found.final_states = tuple(states)
+
+    def _mapped_class(self, node: ast.ClassDef) -> None:
+        """A declarative ORM class: ``__tablename__`` and its ``mapped_column`` / ``Column`` attributes."""
+        name, columns = None, []
+        for item in node.body:
+            target = item.targets[0] if isinstance(item, ast.Assign) else getattr(item, "target", None)
+            value = getattr(item, "value", None)
+            if not isinstance(target, ast.Name) or value is None:
+                continue
+            if target.id == "__tablename__":
+                name = _literal(value)
+            elif isinstance(value, ast.Call) and _call_name(value) in ("mapped_column", "Column"):
+                explicit = next((_literal(a) for a in value.args if isinstance(_literal(a), str)), None)
+                primary = any(k.arg == "primary_key" and _literal(k.value) is True for k in value.keywords)
+                columns.append((explicit or target.id, primary))
+        if isinstance(name, str) and columns:
+            # the class name is what `insert(...)` / `session.add(...)` name in the code
+            self.found.tables.append(Table(self.module, node.name, name, columns))
 
     def _function(self, node: ast.FunctionDef) -> None:
         args = node.args

@@ -98,7 +98,7 @@ def test_a_call_that_is_never_answered_ends_its_job_at_the_deadline(jq, app):
         pytest.skip("TODO(jobquake init): set DEADLINE_VAR and DEADLINE in scenarios/test_hang.py")
     assert float(jq.config.env[DEADLINE_VAR]) == float(DEADLINE), "the check's options assume this deadline"
     jq.faults.hang_endpoint(layer="provider")  # every call from now on: accepted, never answered
-    app.submit_job(1)
+    job_id = app.submit_job(1)
     app.wait_for(job_id, timeout=10 * float(DEADLINE) + 5)
 '''
 
@@ -126,7 +126,7 @@ def test_a_job_is_run_although_the_pool_ran_dry_right_after_its_write(jq, app):
         jq.stack.processes[SWEEPER].stop()
     dry = jq.faults.exhaust_pool(at="sqlalchemy.after_commit", match=app.submitter_match(),
                                  timeout=HOLD_AT_MOST)
-    job_id = app.submit_job(1)
+    app.submit_job(1)
     dry.wait_triggered(timeout=MARGIN)  # the pool really was emptied, in the submitting process
     dry.heal()
     jq.settle(timeout=MARGIN)  # then the invariants judge
