@@ -17,7 +17,8 @@ kill_worker                 the killed worker's process tree held the named call
 hang_endpoint               provider: at least one call was held (the provider's hang mode
                             took it); network: a paid call went through while it was set
 failpoint / exhaust_pool    the app fired it (a trigger without error) in the window
-poison_row                  a sweep run listed the row (its id among eligible rows)
+poison_row                  a sweep run listed the row (its id among eligible rows), or, for a
+                            row of the job table, the app changed its state after it was inserted
 duplicate_submission        the app answered at least two of the submissions
 network_toxic               (paid API proxy) at least one paid call went through the window
 proxy_down                  the app's logs show a connection refused meanwhile
@@ -169,7 +170,14 @@ def _failpoint(history: History, w: Window) -> Landing:
 
 
 def _poison_row(history: History, w: Window) -> Landing:
-    row_id = (w.details.get("inserted") or {}).get("id")
+    job_id = w.details.get("job_id")
+    if job_id is not None:  # a row of the job table: the app writing to it shows it was reached
+        touched = [e for e in history.by_source(v.JOB) if e.job_id == str(job_id) and e.t > w.invoked_at
+                   and e.data.get("op") != "INSERT"]
+        if touched:
+            return Landing(True, f"poison_row: the app changed job {job_id} to {touched[0].data.get('state')!r} "
+                           f"after it was inserted", touched[0].t)
+    row_id = (w.details.get("inserted") or {}).get("id", job_id)
     sweeps = [e for e in history.by_source(v.SWEEP, name=v.SWEEP) if e.t >= w.invoked_at]
     if row_id is None:
         return Landing(False, "poison_row: the row's id was not recorded, so no sweep can be shown to reach it")

@@ -146,7 +146,19 @@ class PoisonRow(Fault):
                 self.identity = dict(identity)
             inserted = self._read_back(conn)
         # the row as stored (its id too): the evidence a sweep reached it is read against this
-        return {"row": self.identity, "inserted": inserted}
+        landed_by = {"row": self.identity, "inserted": inserted}
+        job_id = self._job_id(inserted)
+        if job_id is not None:  # a job row: the state log shows whether the app ever touched it
+            landed_by["job_id"] = job_id
+        return landed_by
+
+    def _job_id(self, inserted: dict[str, Any] | None) -> str | None:
+        """The poison row's job id when it is a row of the app's job table, else None."""
+        config = self.run.config
+        if not inserted or self.table != config.job_table:
+            return None
+        value = inserted.get(config.job_id_column)
+        return None if value is None else str(value)
 
     def _where(self) -> tuple[sql.Composable, list[Any]]:
         assert self.identity

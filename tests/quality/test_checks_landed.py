@@ -158,3 +158,14 @@ def test_a_proxy_down_lands_only_when_the_app_was_refused():
     b = HistoryBuilder()
     b.fault("proxy_down", 1.0, 2.0, proxy="paidapi")
     assert judge(b).valid == UNKNOWN and "logged no refused connection" in judge(b).message
+
+
+def test_a_poison_job_row_lands_when_the_app_changes_its_state():
+    b = HistoryBuilder()
+    b.fault("poison_row", 1.0, 5.0, details={"row": {"channel": "fax"}, "inserted": {"ticket_no": 9},
+                                             "job_id": "9"}, table="tickets")
+    b.state("8", 2.0, "failed")  # another job's change is no evidence about this row
+    assert judge(b).valid == UNKNOWN
+    b.state("9", 3.0, "failed")
+    result = judge(b)
+    assert result.valid is True and "changed job 9 to 'failed'" in result.message
