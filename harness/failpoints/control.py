@@ -16,13 +16,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shutil
-import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from harness._private_dir import private_dir
+from harness._channel_dir import check_channel, make_channel, read_channel_file, renew_folder
 from harness._wait import wait_until
 from harness.errors import ConfigError, FaultError
 from harness.failpoints._validate import validated
@@ -31,6 +29,7 @@ from harness.failpoints.spec import (
 )
 
 Table = dict[str, dict[str, Any]]
+_RISK = "can arm failpoints and forge triggers"
 
 
 class FailpointControl:
@@ -42,9 +41,8 @@ class FailpointControl:
         if not (self.path / STATE_FILE).is_file():
             raise ConfigError(f"{self.path} is not a failpoint control directory "
                               f"(use FailpointControl.create)", key=ENV_VAR, source=str(self.path))
-        _check_private(self.path)
-        info = os.stat(self.path)
-        self.file_mode = 0o660 if info.st_mode & stat.S_IRWXG else 0o600
+        self.file_mode = check_channel(self.path, what="failpoint control directory", risk=_RISK,
+                                       fix="make it with FailpointControl.create", key=ENV_VAR)
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], *, seed: int = 0, group: int | None = None) -> FailpointControl:
@@ -54,26 +52,8 @@ class FailpointControl:
         in it); the directory is then 02770 and its files 0660.
         """
         root = Path(path)
-        root.parent.mkdir(parents=True, exist_ok=True)
-        private_dir(root)
-        dir_mode, file_mode = (0o700, 0o600) if group is None else (0o2770, 0o660)
-        counters = private_dir(root / COUNTERS_DIR)
-        for directory in (root, counters):
-            if group is not None:
-                os.chown(directory, -1, group)
-            os.chmod(directory, dir_mode)
-        initial = {STATE_FILE: GENERATION.pack(0), ARMED_FILE: b'{"failpoints": {}}',
-                   TRIGGERS_FILE: b"", LOCK_FILE: b""}
-        for name, content in initial.items():
-            fd = os.open(root / name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, file_mode)
-            try:
-                if os.fstat(fd).st_size == 0 and content:
-                    os.write(fd, content)
-                if group is not None:
-                    os.fchown(fd, -1, group)
-                os.fchmod(fd, file_mode)
-            finally:
-                os.close(fd)
+        make_channel(root, folders=(COUNTERS_DIR,), group=group, files={
+            STATE_FILE: GENERATION.pack(0), ARMED_FILE: b'{"failpoints": {}}', TRIGGERS_FILE: b"", LOCK_FILE: b""})
         return cls(root, seed=seed)
 
     def env(self) -> dict[str, str]:
@@ -139,10 +119,7 @@ class FailpointControl:
         def change(table: Table, generation: int) -> None:
             table.clear()
             os.truncate(self.path / TRIGGERS_FILE, 0)
-            # an app may be creating a counter file of a gone arming right now: harmless
-            shutil.rmtree(self.path / COUNTERS_DIR, ignore_errors=True)
-            (self.path / COUNTERS_DIR).mkdir(exist_ok=True)
-            os.chmod(self.path / COUNTERS_DIR, stat.S_IMODE(os.stat(self.path).st_mode))
+            renew_folder(self.path, COUNTERS_DIR)
 
         self._update(change)
 
@@ -153,10 +130,9 @@ class FailpointControl:
     # -- observing -----------------------------------------------------------------
     def triggers(self, name: str | None = None, *, arm: int | None = None) -> list[dict[str, Any]]:
         """Every recorded firing (of ``name``, of one arming), oldest first."""
-        # not through a symlink: the records decide the verdict
-        fd = os.open(self.path / TRIGGERS_FILE, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read()
+        # only from our own file, not through a symlink: the records decide the verdict
+        data = read_channel_file(self.path / TRIGGERS_FILE, what="failpoint trigger file", risk=_RISK,
+                                 key=ENV_VAR)
         records = []
         for line in data.splitlines():
             if not line.endswith(b"}"):
@@ -221,25 +197,6 @@ class FailpointControl:
         with open(self.path / LOCK_FILE, "rb") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             yield
-
-
-def _check_private(path: Path) -> None:
-    """ConfigError unless ``path`` is our own folder that no other user may write in."""
-    try:
-        info = os.lstat(path)
-    except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror}", key=ENV_VAR, source=str(path)) from exc
-    problem = None
-    if not stat.S_ISDIR(info.st_mode):
-        problem = "not a folder (a symlink?)"
-    elif info.st_uid != os.geteuid():
-        problem = f"owned by uid {info.st_uid}, not by this user"
-    elif info.st_mode & stat.S_IRWXO:
-        problem = f"open to every user (mode {stat.S_IMODE(info.st_mode):o})"
-    if problem:
-        raise ConfigError(f"failpoint control directory {path} is {problem}: anyone who can write "
-                          f"there can arm failpoints and forge triggers; make it with "
-                          f"FailpointControl.create", key=ENV_VAR, source=str(path))
 
 
 class Armed:

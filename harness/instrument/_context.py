@@ -66,12 +66,10 @@ def next_attempt(folder: str | None, task: str, job_id: str, fallback: int) -> i
         return fallback
     key = hashlib.sha256(f"{task}\0{job_id}".encode()).hexdigest()[:32]
     path = os.path.join(folder, ATTEMPTS_DIR, key)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    # 0660: where the folder is shared with the app's group (02770), the group counts here too;
+    # where it is private (0700), nobody else reaches the file anyway
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o660)
     try:
-        try:
-            os.fchmod(fd, 0o666)  # a container running as another uid counts in the same file
-        except PermissionError:
-            pass  # someone else created it, and did the same
         fcntl.flock(fd, fcntl.LOCK_EX)
         raw = os.pread(fd, 32, 0).strip()
         attempt = (int(raw) if raw.isdigit() else 0) + 1

@@ -33,7 +33,9 @@ def record(folder: str | None, type: str, name: str, *, job_id: str | None = Non
     event = {"t": time.monotonic(), "wall": time.time(), "type": type, "name": name,
              "job_id": job_id, "attempt": attempt, "data": {"pid": os.getpid(), **data}}
     line = (json.dumps(event, default=repr) + "\n").encode()
-    fd = os.open(os.path.join(folder, EVENTS_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    # the harness makes the file (0600, or 0660 for the app's group) and reads only its own
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+    fd = os.open(os.path.join(folder, EVENTS_FILE), flags, 0o660)
     try:
         os.write(fd, line)
     finally:

@@ -2,18 +2,24 @@
 
 The folder holds ``events.jsonl`` (what the instrumented processes report)
 and ``attempts/`` (the per task-and-job run counts that number attempts);
-both are emptied between tests, like the failpoints.
+both are emptied between tests, like the failpoints. Both are evidence a
+verdict reads, so the folder is private to the run as the failpoint channel
+is (owner only, or shared with one group when the app runs as another uid),
+and events are read only from our own file in our own folder.
 """
 from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness._channel_dir import check_channel, make_channel, read_channel_file, renew_folder
 from harness.instrument import BOOT_DIR, ENV_DIR, ENV_JOB_ID_FROM, ENV_PAIDAPI_URL
 from harness.instrument._events import ATTEMPTS_DIR, EVENTS_FILE
+
+
+_RISK = "can forge the events and attempt numbers a verdict reads"
 
 
 class InstrumentControl:
@@ -23,8 +29,13 @@ class InstrumentControl:
         self.path = Path(path)
 
     @classmethod
-    def create(cls, path: str | os.PathLike[str]) -> InstrumentControl:
-        """Make the folder, open to every uid (app containers may run as another user)."""
+    def create(cls, path: str | os.PathLike[str], *, group: int | None = None) -> InstrumentControl:
+        """Make (or adopt) the folder, private to this user and emptied.
+
+        ``group``: share it with that group (app processes running as another
+        uid in it); the folder is then 02770 and its files 0660.
+        """
+        make_channel(Path(path), folders=(ATTEMPTS_DIR,), files={EVENTS_FILE: b""}, group=group)
         control = cls(path)
         control.reset()
         return control
@@ -37,24 +48,31 @@ class InstrumentControl:
 
     def reset(self) -> None:
         """Forget every event and attempt count (a new test)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(self.path / ATTEMPTS_DIR, ignore_errors=True)
-        (self.path / ATTEMPTS_DIR).mkdir()
-        (self.path / EVENTS_FILE).write_bytes(b"")
-        for item in (self.path, self.path / ATTEMPTS_DIR, self.path / EVENTS_FILE):
-            os.chmod(item, 0o777 if item.is_dir() else 0o666)
+        self._check()
+        fd = os.open(self.path / EVENTS_FILE, os.O_WRONLY | os.O_NOFOLLOW)
+        try:
+            os.ftruncate(fd, 0)  # the same file: app processes append to it by name
+        finally:
+            os.close(fd)
+        renew_folder(self.path, ATTEMPTS_DIR)
 
     def records(self) -> list[dict[str, Any]]:
-        """Every event reported so far, oldest first (a line still being written is skipped)."""
-        try:
-            data = (self.path / EVENTS_FILE).read_bytes()
-        except FileNotFoundError:
-            return []
+        """Every event reported so far, oldest first (a line still being written is skipped).
+
+        ConfigError when the folder or the events file is not our own, or others may write it.
+        """
+        self._check()
+        data = read_channel_file(self.path / EVENTS_FILE, what="instrumentation events file",
+                                 risk=_RISK, key=ENV_DIR)
         return [json.loads(line) for line in data.splitlines() if line.endswith(b"}")]
 
     def errors(self) -> list[dict[str, Any]]:
         """The reported failures (e.g. a ``job_id_from`` that did not resolve)."""
         return [r for r in self.records() if r.get("type") == "fail"]
+
+    def _check(self) -> None:
+        check_channel(self.path, what="instrumentation folder", risk=_RISK,
+                      fix="make it with InstrumentControl.create", key=ENV_DIR)
 
 
 def events_from_records(records: list[Mapping[str, Any]]) -> list[Any]:

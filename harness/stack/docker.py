@@ -200,6 +200,9 @@ class DockerPaidAPI(PaidAPIService, ContainerService):
     def container_env(self) -> dict[str, str]:
         return env_with_path(super().container_env(), HARNESS_MOUNT)
 
+    def working_dir(self) -> str | None:
+        return HARNESS_MOUNT  # ``python -m`` looks in its cwd first: the image's own copy must not win
+
 
 class DockerProxy(ProxyService, ContainerService):
     """The embedded proxy in a container, or a real Toxiproxy where its image is configured."""
@@ -214,6 +217,9 @@ class DockerProxy(ProxyService, ContainerService):
 
     def container_env(self) -> dict[str, str]:
         return env_with_path(super().container_env(), HARNESS_MOUNT)
+
+    def working_dir(self) -> str | None:
+        return None if "toxiproxy" in self.image else HARNESS_MOUNT  # as the paid API's
 
 
 class DockerApp(AppProcess, ContainerService):

@@ -50,6 +50,8 @@ class Stack:
         upstreams = {"paidapi": self.paidapi, "redis": self.redis, "postgres": self.postgres, "sqs": self.sqs}
         self.proxy = backend.proxy("proxy", seed=config.seed, **common("proxy"), routes={
             name: (port, f"{upstreams[name].host}:{upstreams[name].port}") for name, port in self.proxy_ports.items()})
+        # both channels owner-only: app processes run as our uid, app containers as root (the app
+        # image sets no USER), which reaches a 0700 folder; an app of another uid needs group=
         self.failpoints = _failpoint_control(self.workdir / "failpoints")
         self.instrument = _instrument_control(self.workdir / "instrument") if config.instrument else None
         self._app_ports = {name: free_port() for name in config.processes}

@@ -30,6 +30,9 @@ def test_a_job_goes_through_a_worker_container_and_the_paid_api(tiny):
     assert [e.data["state"] for e in history if e.source == "job"] == ["queued", "processing", "done"]
     assert snapshot.job("job-1").state == "done"
     assert "tiny.work" in tiny.workers[0].logs()
+    # the worker container reported its task runs through the run's private instrumentation folder
+    runs = [(e.type, e.name, e.data.get("task")) for e in history if e.source == "instrument"]
+    assert ("invoke", "task", "tiny.work") in runs and ("ok", "task", "tiny.work") in runs
 
 
 def test_killed_worker_container_takes_its_pool_along_and_is_replaced(docker_tiny_stack, tiny):
