@@ -25,7 +25,8 @@ network_toxic               bytes went through the toxic while it was set (the e
                             window, on any other proxy unknown (no count to read)
 pause_service               a frozen process held a paid call; or the app logged a timeout /
                             connection error meanwhile; or (not a worker) a job in flight,
-                            in no paid call, stalled across the window and moved on after
+                            in no paid call, stalled across the window and moved on after;
+                            a defence switched off (defence_off=True): still frozen at heal
 database_restart            the app logged the lost database (an error, a pre-ping reconnect)
 proxy_down                  the app's logs show a connection refused meanwhile
 broker_outage               the app's logs show a publish / consume that failed meanwhile
@@ -253,6 +254,10 @@ def _pause(history: History, w: Window) -> Landing:
       (the ledger's ``caller_pid``) when it was frozen; or an app process
       logged a timeout / connection error while it was frozen (what a frozen
       Redis, Postgres or SQS gives its clients);
+    - a defence switched off (``defence_off=True``): its effect is the passes
+      that did not run, which no app record shows; it lands when the
+      process was still frozen at the heal (read from ``/proc``), and makes
+      no claim that a pass was needed;
     - not a worker (infrastructure, relay, consumer, ...): a job in flight at
       the freeze and not in a paid call made no state change in the window
       and changed state after the resume. A worker's stall is not accepted:
@@ -262,6 +267,8 @@ def _pause(history: History, w: Window) -> Landing:
     d, at = w.details, w.injected_at
     service = w.params.get("service", "a service")
     who = f"pause_service froze {service}" + (f" (pid {d['pid']})" if d.get("pid") else "")
+    if w.params.get("defence_off"):
+        return _defence_off(w, who)
     pids = _pid_set(d)
     held = [c for c in paid_calls(history)
             if _held_by(c, pids) and at is not None and c.t_start <= at and (c.t_end is None or c.t_end >= at)]
@@ -277,6 +284,14 @@ def _pause(history: History, w: Window) -> Landing:
                        f"and moved on after the resume", stalled[1])
     what = "held no paid call" + ("" if d.get("role") == "worker" else ", no job in flight stalled")
     return Landing(False, f"{who}, which {what}, and the app logged no timeout or connection error meanwhile")
+
+
+def _defence_off(w: Window, who: str) -> Landing:
+    if w.heal_details.get("frozen_until_heal") is True:
+        return Landing(True, f"{who}, a defence switched off: it stayed frozen until the heal, so none of "
+                       f"its passes ran in the window", w.healed_at)
+    why = "it was never healed" if w.healed_at is None else "it was not frozen any more at the heal"
+    return Landing(False, f"{who}, a defence switched off, but {why}: it may have run in the window")
 
 
 def _database_restart(history: History, w: Window) -> Landing:

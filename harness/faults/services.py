@@ -102,18 +102,24 @@ class PauseService(Fault):
 
     The history gets what the landing rule needs: the frozen process tree
     (``pid``, ``tree``: whose paid calls were held) and, read at heal before
-    the resume, what the app logged meanwhile that matches ``STALL_ERRORS``.
+    the resume, what the app logged meanwhile that matches ``STALL_ERRORS``
+    and whether it was still frozen. ``defence_off=True`` says the pause
+    switches a defence off (a sweeper), whose effect is an absence.
     """
 
     name = "pause_service"
 
-    def __init__(self, service: str):
+    def __init__(self, service: str, defence_off: bool = False):
         super().__init__()
         self.service = p.text(service, "service", self.name)
+        if defence_off not in (True, False):
+            raise self.error(f"defence_off must be True or False, got {defence_off!r}")
+        # a defence (a sweeper) switched off: its effect is the passes that did not run
+        self.defence_off = defence_off
         self._target: ProcessService | None = None
 
     def params(self) -> dict[str, Any]:
-        return {"service": self.service}
+        return {"service": self.service, **({"defence_off": True} if self.defence_off else {})}
 
     def _inject(self) -> dict[str, Any]:
         target = resolve_service(self.run, self.service, self.name)
@@ -134,8 +140,9 @@ class PauseService(Fault):
         if target is None:
             return {}
         felt = self._watch.evidence(STALL_ERRORS)  # before the resume: what was felt while frozen
+        frozen = is_frozen(target.pid)  # still frozen: nothing of it ran in the window
         target.resume()
-        return felt
+        return {**felt, "frozen_until_heal": frozen}
 
 
 class BrokerOutage(Fault):

@@ -252,3 +252,17 @@ def test_a_proxy_down_lands_only_when_the_app_was_refused():
     b = HistoryBuilder()
     b.fault("proxy_down", 1.0, 2.0, proxy="paidapi")
     assert judge(b).valid == UNKNOWN and "logged no refused connection" in judge(b).message
+
+
+def test_a_defence_switched_off_lands_when_it_stayed_frozen_until_the_heal():
+    frozen = {"pid": 9, "tree": [9], "role": "app"}
+    b = HistoryBuilder()
+    windowed(b, "pause_service", 1.0, 2.0, frozen, {"frozen_until_heal": True}, service="sweeper",
+             defence_off=True)
+    result = judge(b)
+    assert result.valid is True and "a defence switched off: it stayed frozen until the heal" in result.message
+    b = HistoryBuilder()
+    windowed(b, "pause_service", 1.0, 2.0, frozen, {"frozen_until_heal": False}, service="sweeper",
+             defence_off=True)
+    result = judge(b)
+    assert result.valid == UNKNOWN and "not frozen any more at the heal" in result.message
