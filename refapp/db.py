@@ -8,6 +8,7 @@ production (``REFAPP_DB_POOL_SIZE`` / ``REFAPP_DB_MAX_OVERFLOW``).
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 
@@ -197,6 +198,9 @@ def engine() -> Engine:
                 connect_args={"connect_timeout": 5},
             )
             register_resource("db_engine", created)
+            # INFO (SQLAlchemy's default is WARN): a pre-ping that found the database gone
+            # and the reconnect are then in the process's log, where a chaos run can see them
+            logging.getLogger("sqlalchemy.pool").setLevel(logging.INFO)
             _engines[key] = created
         return _engines[key]
 

@@ -15,12 +15,20 @@ kill_worker                 the killed worker's process tree held the named call
                             kill "now": it held a paid call then, or a job got a new
                             attempt afterwards
 hang_endpoint               provider: at least one call was held (the provider's hang mode
-                            took it); network: a paid call went through while it was set
+                            took it); network: as network_toxic (bytes reached its toxic)
 failpoint / exhaust_pool    the app fired it (a trigger without error) in the window
 poison_row                  a sweep run listed the row (its id among eligible rows), or, for a
                             row of the job table, the app changed its state after it was inserted
 duplicate_submission        the app answered at least two of the submissions
-network_toxic               (paid API proxy) at least one paid call went through the window
+network_toxic               bytes went through the toxic while it was set (the embedded
+                            proxy's ``jobquake_bytes`` count, read at heal); against a real
+                            Toxiproxy: on the paid API proxy a paid call began in the
+                            window, on any other proxy unknown (no count to read)
+pause_service               a frozen process held a paid call; or the app logged a timeout /
+                            connection error meanwhile; or (not a worker) a job in flight,
+                            in no paid call, stalled across the window and moved on after;
+                            a defence switched off (defence_off=True): still frozen at heal
+database_restart            the app logged the lost database (an error, a pre-ping reconnect)
 proxy_down                  the app's logs show a connection refused meanwhile
 broker_outage               the app's logs show a publish / consume that failed meanwhile
 hold_database_connections   the app's logs show a connection it could not get meanwhile
@@ -41,7 +49,7 @@ from typing import Any, Callable
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import UNKNOWN, Result, valid_result
 from harness.checks.runner import invariant
-from harness.checks.snapshot import Snapshot
+from harness.checks.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK
 from harness.history.history import History
@@ -197,14 +205,111 @@ def _duplicate(history: History, w: Window) -> Landing:
     return Landing(False, f"duplicate_submission: the app answered {len(answered)} submission(s), not two")
 
 
-def _through_proxy(history: History, w: Window) -> Landing | None:
-    if w.params.get("proxy", PAIDAPI_PROXY) != PAIDAPI_PROXY and w.fault != "hang_endpoint":
-        return None  # no app evidence of traffic on other proxies yet
-    inside = [c for c in paid_calls(history) if w.contains(c.t_start)]
-    if inside:
-        return Landing(True, f"{w.fault} on {PAIDAPI_PROXY}: {len(inside)} paid call(s) went through it",
-                       inside[0].t_start)
-    return Landing(False, f"{w.fault} on {PAIDAPI_PROXY} was set, but no paid call went through it")
+def _through_proxy(history: History, w: Window) -> Landing:
+    """A toxic lands when bytes went through it while it was set.
+
+    The count is the embedded proxy's (``toxic_bytes``, read at heal). A real
+    Toxiproxy counts nothing: then a toxic on the paid API's proxy falls back
+    to the ledger (a paid call began in the window), and any other is unknown.
+    """
+    proxy = str(w.params.get("proxy", PAIDAPI_PROXY))
+    seen = w.heal_details.get("toxic_bytes")
+    if isinstance(seen, int) and not isinstance(seen, bool):
+        if seen > 0:
+            return Landing(True, f"{w.fault} on {proxy}: {seen} byte(s) went through it while it was set",
+                           w.healed_at)
+        return Landing(False, f"{w.fault} on {proxy} was set, but no byte went through it while it was")
+    if proxy == PAIDAPI_PROXY:
+        inside = [c for c in paid_calls(history) if w.contains(c.t_start)]
+        if inside:
+            return Landing(True, f"{w.fault} on {PAIDAPI_PROXY}: {len(inside)} paid call(s) went through it",
+                           inside[0].t_start)
+        return Landing(False, f"{w.fault} on {PAIDAPI_PROXY} was set, but no paid call went through it")
+    why = ("the toxic was gone before its count was read" if w.heal_details.get("toxic_gone")
+           else "it was never healed, so its count was never read" if w.healed_at is None
+           else "the proxy reports no byte count (a real Toxiproxy does not)")
+    return Landing(False, f"{w.fault} on {proxy}: cannot tell whether any bytes passed: {why}")
+
+
+def _log_evidence(w: Window) -> tuple[int, str]:
+    return int(w.heal_details.get("app_errors") or 0), (w.heal_details.get("app_error_lines") or ["?"])[0]
+
+
+def _stalled_job(history: History, w: Window) -> tuple[str, float] | None:
+    """A job in flight at the freeze, in no paid call, with no job event in the window and one after it."""
+    at, until = w.injected_at, w.healed_at
+    if at is None or until is None:
+        return None
+    calls = paid_calls(history)
+    for job_id in history.jobs():
+        events = [e for e in history.by_job(job_id) if e.source == v.JOB]
+        before = [e for e in events if e.t <= at and e.name == v.STATE]
+        after = [e for e in events if e.t > until]
+        if not before or not after or before[-1].data.get("state") in DEFAULT_TERMINAL_STATES:
+            continue
+        if any(at < e.t <= until for e in events):
+            continue
+        if any(c.job_id == job_id and c.t_start <= until and (c.t_end is None or c.t_end >= at) for c in calls):
+            continue  # waiting on a paid call: its silence is explained without the pause
+        return job_id, after[0].t
+    return None
+
+
+def _pause(history: History, w: Window) -> Landing:
+    """A pause lands when the frozen service had work it could not do, by the app's evidence.
+
+    - any service: one of its frozen processes (``tree``) held a paid call
+      (the ledger's ``caller_pid``) when it was frozen; or an app process
+      logged a timeout / connection error while it was frozen (what a frozen
+      Redis, Postgres or SQS gives its clients);
+    - a defence switched off (``defence_off=True``): its effect is the passes
+      that did not run, which no app record shows; it lands when the
+      process was still frozen at the heal (read from ``/proc``), and makes
+      no claim that a pass was needed;
+    - not a worker (infrastructure, relay, consumer, ...): a job in flight at
+      the freeze and not in a paid call made no state change in the window
+      and changed state after the resume. A worker's stall is not accepted:
+      the history cannot tell which worker a job waited on, and another
+      worker's slow job would pass for it.
+    """
+    d, at = w.details, w.injected_at
+    service = w.params.get("service", "a service")
+    who = f"pause_service froze {service}" + (f" (pid {d['pid']})" if d.get("pid") else "")
+    if w.params.get("defence_off"):
+        return _defence_off(w, who)
+    pids = _pid_set(d)
+    held = [c for c in paid_calls(history)
+            if _held_by(c, pids) and at is not None and c.t_start <= at and (c.t_end is None or c.t_end >= at)]
+    if held:
+        return Landing(True, f"{who} while it held call {held[0].call_id} of job {held[0].job_id}", at)
+    count, first = _log_evidence(w)
+    if count:
+        return Landing(True, f"{who}; the app logged {count} timeout / connection error(s) meanwhile; "
+                       f"first: {first}", w.healed_at)
+    stalled = _stalled_job(history, w) if d.get("role") != "worker" else None
+    if stalled:
+        return Landing(True, f"{who}; job {stalled[0]} was in flight, made no progress while it was frozen "
+                       f"and moved on after the resume", stalled[1])
+    what = "held no paid call" + ("" if d.get("role") == "worker" else ", no job in flight stalled")
+    return Landing(False, f"{who}, which {what}, and the app logged no timeout or connection error meanwhile")
+
+
+def _defence_off(w: Window, who: str) -> Landing:
+    if w.heal_details.get("frozen_until_heal") is True:
+        return Landing(True, f"{who}, a defence switched off: it stayed frozen until the heal, so none of "
+                       f"its passes ran in the window", w.healed_at)
+    why = "it was never healed" if w.healed_at is None else "it was not frozen any more at the heal"
+    return Landing(False, f"{who}, a defence switched off, but {why}: it may have run in the window")
+
+
+def _database_restart(history: History, w: Window) -> Landing:
+    """Lands when an app process logged that the database went away (an error, a pre-ping reconnect)."""
+    count, first = _log_evidence(w)
+    if count:
+        return Landing(True, f"database_restart: the app saw the database go: {count} line(s) logged; "
+                       f"first: {first}", w.healed_at)
+    return Landing(False, "database_restart cut every session, but no app process logged a lost connection "
+                   "or a reconnect before the heal (it did not use the database meanwhile)")
 
 
 def _app_errors(felt: str) -> Callable[[History, Window], Landing]:
@@ -219,12 +324,13 @@ def _app_errors(felt: str) -> Callable[[History, Window], Landing]:
     return rule
 
 
-RULES: dict[str, Callable[[History, Window], Landing | None]] = {
+RULES: dict[str, Callable[[History, Window], Landing]] = {
     "broker_outage": _app_errors("failed publish / consume"),
     "hold_database_connections": _app_errors("refused or timed-out connection checkout"),
     "kill_worker": _kill, "hang_endpoint": _hang, "failpoint": _failpoint, "exhaust_pool": _failpoint,
     "poison_row": _poison_row, "duplicate_submission": _duplicate, "network_toxic": _through_proxy,
     "proxy_down": _app_errors("refused connection"),
+    "pause_service": _pause, "database_restart": _database_restart,
 }
 
 

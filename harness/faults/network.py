@@ -18,7 +18,9 @@ Two ways an endpoint "accepts and never answers", which fail differently:
   dropped and the provider never sees it. It cannot tell jobs apart (it
   sees bytes). Heal removes the toxic, which closes the starved connections.
 
-``NetworkToxic`` adds any Toxiproxy toxic to a proxy; ``ProxyDown`` disables
+``NetworkToxic`` adds any Toxiproxy toxic to a proxy; at heal it records how
+many bytes went through the toxic while it was set (``toxic_bytes``, from the
+embedded proxy's ``jobquake_bytes`` extension; None against a real Toxiproxy); ``ProxyDown`` disables
 a proxy (it stops listening and drops every connection: "connection refused").
 """
 from __future__ import annotations
@@ -86,9 +88,8 @@ class HangEndpoint(Fault):
 
     def _heal(self) -> dict[str, Any]:
         undo, self._undo = self._undo, None
-        if undo is not None:
-            undo()
-        return {}
+        seen = undo() if undo is not None else None
+        return seen if isinstance(seen, dict) else {}  # the network layer: the toxic's byte count
 
 
 class NetworkToxic(Fault):
@@ -129,12 +130,16 @@ class NetworkToxic(Fault):
         return {"toxic": self.toxic_name, "listen": proxy.listen}
 
     def _heal(self) -> dict[str, Any]:
+        """Remove the toxic; ``toxic_bytes``: what went through it (None: the proxy cannot say)."""
         try:
-            self.run.proxy.get_proxy(self.proxy).remove_toxic(self.toxic_name)
+            proxy = self.run.proxy.get_proxy(self.proxy)
+            seen = proxy.get_toxic(self.toxic_name).bytes_seen  # read before it goes
+            proxy.remove_toxic(self.toxic_name)
         except ProxyAPIError as exc:
             if exc.status != 404:  # already gone (a reset, a removed proxy): healed
                 raise
-        return {}
+            return {"toxic_bytes": None, "toxic_gone": True}
+        return {"toxic_bytes": seen}
 
 
 class ProxyDown(Fault):

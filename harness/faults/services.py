@@ -21,6 +21,7 @@ from harness._wait import wait_until
 from harness.errors import FaultError, WaitTimeout
 from harness.faults import _params as p
 from harness.faults._app_logs import AppLogWatch
+from harness.faults._proc import process_tree
 from harness.faults.base import Fault
 
 if TYPE_CHECKING:
@@ -31,6 +32,14 @@ INFRASTRUCTURE = ("redis", "postgres", "sqs", "paidapi", "proxy")
 # what Celery / kombu / redis-py log when the broker is gone (the app's evidence of an outage)
 BROKER_ERRORS = r"cannot connect to redis|connection refused|error while reading from|connectionerror|" \
                 r"connection to broker lost|OperationalError"
+# what the app logs when a service it waits on is frozen (its client timed out) or cut off
+STALL_ERRORS = r"timed out|timeouterror|timeout error|connection (refused|reset|lost|error)|connectionerror|" \
+               r"cannot connect|OperationalError|server closed the connection"
+# what the app logs when Postgres went away under it: psycopg's errors, and SQLAlchemy's
+# pool (logged at INFO by refapp) when a pre-ping found a dead connection and reconnected
+DATABASE_GONE = r"OperationalError|server closed the connection|terminating connection|" \
+                r"connection refused|could not connect|the database system is|pre-ping.*failed|" \
+                r"disconnection detected|invalidate connection"
 EFFECT_TIMEOUT = 5.0  # seconds a fault may take to show its effect
 
 
@@ -89,33 +98,51 @@ def _read(path: str) -> str:
 
 
 class PauseService(Fault):
-    """SIGSTOP the service's process group; heal sends SIGCONT."""
+    """SIGSTOP the service's process group; heal sends SIGCONT.
+
+    The history gets what the landing rule needs: the frozen process tree
+    (``pid``, ``tree``: whose paid calls were held) and, read at heal before
+    the resume, what the app logged meanwhile that matches ``STALL_ERRORS``
+    and whether it was still frozen. ``defence_off=True`` says the pause
+    switches a defence off (a sweeper), whose effect is an absence.
+    """
 
     name = "pause_service"
 
-    def __init__(self, service: str):
+    def __init__(self, service: str, defence_off: bool = False):
         super().__init__()
         self.service = p.text(service, "service", self.name)
+        if defence_off not in (True, False):
+            raise self.error(f"defence_off must be True or False, got {defence_off!r}")
+        # a defence (a sweeper) switched off: its effect is the passes that did not run
+        self.defence_off = defence_off
         self._target: ProcessService | None = None
 
     def params(self) -> dict[str, Any]:
-        return {"service": self.service}
+        return {"service": self.service, **({"defence_off": True} if self.defence_off else {})}
 
     def _inject(self) -> dict[str, Any]:
         target = resolve_service(self.run, self.service, self.name)
         if not target.is_running():
             raise self.error(f"{self.service} is not running")
+        pid = target.pid
+        tree = process_tree(pid)  # who is frozen: a call made by one of them was held
+        self._watch = AppLogWatch(self.run)
         target.pause()
         self._target = target
-        pid = target.pid
         wait_until(lambda: is_frozen(pid), timeout=EFFECT_TIMEOUT, what=f"{self.service} to be frozen")
-        return {"pid": pid}
+        role = ("worker" if target in self.run.stack.workers.workers
+                else "infrastructure" if self.service in INFRASTRUCTURE else "app")
+        return {"pid": pid, "tree": tree, "role": role}
 
     def _heal(self) -> dict[str, Any]:
         target, self._target = self._target, None
-        if target is not None:
-            target.resume()
-        return {}
+        if target is None:
+            return {}
+        felt = self._watch.evidence(STALL_ERRORS)  # before the resume: what was felt while frozen
+        frozen = is_frozen(target.pid)  # still frozen: nothing of it ran in the window
+        target.resume()
+        return {**felt, "frozen_until_heal": frozen}
 
 
 class BrokerOutage(Fault):
@@ -154,6 +181,7 @@ class DatabaseRestart(Fault):
         if not service.is_running():
             raise self.error("postgres is not running")
         old = service.pid
+        self._watch = AppLogWatch(self.run)
         service.stop()
         # not start(): its after_ready() recreates the app database, and a restart keeps data
         service.spawn()
@@ -165,7 +193,9 @@ class DatabaseRestart(Fault):
         if not service.is_running():
             service.spawn()
             service.wait_ready()
-        return {"pid": service.pid}
+        # what the app logged since the stop: the evidence that it saw the database go
+        felt = self._watch.evidence(DATABASE_GONE) if getattr(self, "_watch", None) else {}
+        return {"pid": service.pid, **felt}
 
 
 def _refused(attempt: Any) -> bool:

@@ -66,7 +66,7 @@ def _pause(rng: random.Random, t: Target) -> dict[str, Any]:
 
 
 def _defence_off(rng: random.Random, t: Target) -> dict[str, Any]:
-    return {"fault": "pause_service", "service": rng.choice(t.defences)}
+    return {"fault": "pause_service", "service": rng.choice(t.defences), "defence_off": True}
 
 
 def _latency(rng: random.Random, t: Target) -> dict[str, Any]:

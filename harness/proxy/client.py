@@ -23,6 +23,7 @@ from urllib.parse import quote
 import httpx
 
 from harness.errors import HarnessError
+from harness.proxy.toxics import TRAFFIC
 
 DEFAULT_TIMEOUT = 5.0  # seconds per request; the API answers in milliseconds
 
@@ -47,11 +48,15 @@ class Toxic:
     stream: str
     toxicity: float
     attributes: dict[str, Any] = field(default_factory=dict)
+    # bytes that went through it while it was set: the embedded proxy's extension
+    # ``jobquake_bytes``; None from a real Toxiproxy, which counts nothing
+    bytes_seen: int | None = field(default=None, compare=False)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Toxic:
+        seen = data.get(TRAFFIC)
         return cls(data["name"], data["type"], data["stream"], float(data["toxicity"]),
-                   dict(data.get("attributes") or {}))
+                   dict(data.get("attributes") or {}), seen if isinstance(seen, int) else None)
 
 
 class Proxy:
@@ -78,6 +83,15 @@ class Proxy:
     @property
     def enabled(self) -> bool:
         return bool(self._data["enabled"])
+
+    @property
+    def traffic(self) -> dict[str, int] | None:
+        """Bytes through it per stream (``upstream``, ``downstream``) as of the last answer.
+
+        The embedded proxy's extension ``jobquake_bytes``; None from a real Toxiproxy.
+        """
+        seen = self._data.get(TRAFFIC)
+        return dict(seen) if isinstance(seen, dict) else None
 
     @property
     def listen_port(self) -> int:

@@ -22,8 +22,9 @@ class Link:
     """
 
     def __init__(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
-                 toxics: list[Toxic], seed: int):
+                 toxics: list[Toxic], seed: int, traffic: dict[str, int] | None = None):
         rng = random.Random(seed)
+        self.traffic = traffic if traffic is not None else {UPSTREAM: 0, DOWNSTREAM: 0}  # the proxy's count
         self._decide = random.Random(rng.getrandbits(64))
         self._rng = random.Random(rng.getrandbits(64))
         self._client = (client_reader, client_writer)

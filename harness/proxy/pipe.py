@@ -83,6 +83,7 @@ class Pipe:
                 data = await reader.read(CHUNK_SIZE)
                 if not data:
                     break
+                self._link.traffic[self.direction] += len(data)
                 if self.stages or self._pending:
                     self._pending += 1
                     await self._processor_queue().put(Chunk(data, loop.time()))
@@ -125,6 +126,7 @@ class Pipe:
             await self._write(chunk)
             return
         stage = stages[index]
+        stage.toxic.bytes_seen += len(chunk.data)  # it acts on these bytes: the toxic landed
 
         async def emit(next_chunk: Chunk) -> None:
             await self._emit_from(self._index_after(stage), next_chunk)

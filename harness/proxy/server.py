@@ -17,7 +17,7 @@ from typing import Any
 from harness.proxy import fields
 from harness.proxy.fields import ApiError, ProxyFields
 from harness.proxy.link import Link
-from harness.proxy.toxics import STREAMS, Toxic, apply_update, parse_toxic
+from harness.proxy.toxics import STREAMS, TRAFFIC, Toxic, apply_update, parse_toxic
 
 log = logging.getLogger("harness.proxy")
 
@@ -34,6 +34,7 @@ class TcpProxy:
         self._server: asyncio.Server | None = None
         self._links: dict[Link, None] = {}  # an ordered set: connection order
         self._next_seed = next_seed
+        self.traffic = dict.fromkeys(STREAMS, 0)  # bytes read from either side, since creation
 
     def to_json(self) -> dict[str, Any]:
         ordered = [t for stream in STREAMS for t in self.toxics if t.stream == stream]
@@ -43,6 +44,7 @@ class TcpProxy:
             "upstream": self.upstream,
             "enabled": self.enabled,
             "toxics": [toxic.to_json() for toxic in ordered],
+            TRAFFIC: dict(self.traffic),
         }
 
     async def start(self) -> None:
@@ -109,7 +111,7 @@ class TcpProxy:
             writer.transport.abort()
             return
         # Created before the first await: seeds are drawn in accept order.
-        link = Link(reader, writer, self.toxics, self._next_seed())
+        link = Link(reader, writer, self.toxics, self._next_seed(), self.traffic)
         self._links[link] = None
         client = fields.join_address(*writer.get_extra_info("peername")[:2])
         log.info("proxy %s: connection from %s opened", self.name, client)

@@ -37,6 +37,13 @@ class InvalidToxicError(ValueError):
     status = 400
 
 
+# A jobquake extension of Toxiproxy's API (which counts nothing): bytes that went
+# through a proxy ({"upstream": n, "downstream": n}) and through a toxic while it
+# was set (n). Read-only: ignored in request bodies. Clients must treat it as
+# optional, since a real Toxiproxy does not send it.
+TRAFFIC = "jobquake_bytes"
+
+
 @dataclass
 class Toxic:
     """One toxic on a proxy; live connections read its attributes on every chunk."""
@@ -46,15 +53,18 @@ class Toxic:
     stream: str = DOWNSTREAM
     toxicity: float = 1.0
     attributes: dict[str, int] = field(default_factory=dict)
+    # bytes that reached it on a connection where it is active (a jobquake extension, see TRAFFIC)
+    bytes_seen: int = field(default=0, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        """The toxic as Toxiproxy's API shows it."""
+        """The toxic as Toxiproxy's API shows it, plus the read-only ``TRAFFIC`` count."""
         return {
             "name": self.name,
             "type": self.type,
             "stream": self.stream,
             "toxicity": self.toxicity,
             "attributes": dict(self.attributes),
+            TRAFFIC: self.bytes_seen,
         }
 
 

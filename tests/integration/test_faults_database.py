@@ -6,6 +6,8 @@ import pytest
 from celery import Celery
 
 from harness._wait import wait_until
+from harness.checks import UNKNOWN
+from harness.checks.landed import faults_landed
 from tests.integration.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
@@ -88,6 +90,16 @@ def test_database_restart_cuts_sessions_keeps_data_and_pools_reconnect(tiny):
     with pytest.raises(psycopg.OperationalError):
         conn.execute("SELECT 1")
     conn.close()
+    completes(tiny, "during-restart")  # the worker's pre-pinging pool reconnected, and logged it
     restart.heal()
     assert job_state(tiny, "before-restart") == "done"  # the data survived
-    completes(tiny, "after-restart")  # the worker's pre-pinging pool reconnected
+    healed = [e for e in tiny.history.events() if e.name == "heal" and e.type == "ok"][-1]
+    assert healed.data["app_errors"] >= 1, healed.data  # the app saw the database go: the fault landed
+    landing = faults_landed(tiny.history.events(), None)
+    assert landing.valid is True and "database_restart: the app saw the database go" in landing.message
+
+
+def test_a_database_restart_the_app_never_noticed_did_not_land(tiny):
+    tiny.faults.database_restart().heal()  # no job touched the database in between
+    landing = faults_landed(tiny.history.events(), None)
+    assert landing.valid == UNKNOWN and "no app process logged a lost connection" in landing.message

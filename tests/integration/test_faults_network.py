@@ -7,6 +7,8 @@ import httpx
 import pytest
 
 from harness._wait import wait_until
+from harness.checks import UNKNOWN
+from harness.checks.landed import faults_landed
 from harness.errors import FaultError
 from harness.proxy.toxics import ATTRIBUTES
 from tests.integration.tiny import job_state, submit
@@ -76,6 +78,16 @@ def test_latency_toxic_delays_every_answer(tiny):
     assert health(tiny) >= 0.4
     toxic.heal()
     assert health(tiny) < 0.4
+    # no paid call was made, but the proxy counted the health check's bytes through the toxic
+    landed = faults_landed(tiny.history.events(), None)
+    assert landed.valid is True and "network_toxic on paidapi: " in landed.message
+    assert "byte(s) went through it while it was set" in landed.message
+
+
+def test_a_toxic_no_byte_went_through_did_not_land(tiny):
+    tiny.faults.network_toxic("paidapi", "latency", latency=400).heal()
+    landed = faults_landed(tiny.history.events(), None)
+    assert landed.valid == UNKNOWN and "no byte went through it while it was" in landed.message
 
 
 def test_reset_peer_toxic_cuts_connections(tiny):

@@ -9,6 +9,7 @@ from celery import Celery
 from harness._wait import wait_until
 from harness.errors import FaultError
 from harness.faults import Fault
+from harness.checks import UNKNOWN
 from harness.checks.landed import faults_landed
 from harness.faults.services import BROKER_ERRORS, process_state
 from tests.integration.tiny import job_state, submit
@@ -43,7 +44,20 @@ def test_pause_a_worker_by_name(tiny):
     assert process_state(tiny.workers[0].pid) == "T"
     pause.heal()
     pause.heal()  # idempotent
+    landed = faults_landed(*tiny.collect())
+    assert landed.valid == UNKNOWN and "froze worker1" in landed.message  # it was idle: no effect to show
     completes(tiny, "after-worker-pause")
+
+
+def test_a_worker_paused_while_it_held_a_paid_call_landed(tiny):
+    with tiny.faults.hang_endpoint(job_id="p1"):
+        submit(tiny, "p1")
+        call = tiny.paidapi.wait_for_call(job_id="p1", state="any", timeout=10)
+        pause = tiny.faults.pause_service("worker1")
+        pause.heal()
+    landed = faults_landed(*tiny.collect())
+    assert landed.valid is True, landed.message
+    assert f"froze worker1 (pid {tiny.workers[0].pid}) while it held call {call['call_id']}" in landed.message
 
 
 def test_pause_of_an_unknown_service_names_the_known_ones(tiny):

@@ -111,9 +111,103 @@ def test_a_poison_row_never_reached_did_not_land():
 
 def test_faults_without_a_rule_are_listed_not_passed_off_as_landed():
     b = HistoryBuilder()
-    b.fault("pause_service", 1.0, 2.0, service="worker1")
+    b.fault("a_users_own_fault", 1.0, 2.0)
     result = judge(b)
-    assert result.details["unjudged"] == ["pause_service"] and "no landing rule" in result.message
+    assert result.details["unjudged"] == ["a_users_own_fault"] and "no landing rule" in result.message
+
+
+def test_every_registered_fault_has_a_landing_rule():
+    from harness.checks.landed import RULES
+    from harness.faults.registry import FAULTS
+
+    assert sorted(set(FAULTS) - set(RULES)) == []
+
+
+def windowed(b: HistoryBuilder, fault: str, inject: float, heal: float, details: dict | None = None,
+             healed: dict | None = None, **params) -> None:
+    """A fault window whose ``ok heal`` carries ``healed`` (what the fault saw meanwhile)."""
+    b.event("fault", "invoke", "inject", inject, fault=fault, params=params)
+    b.event("fault", "ok", "inject", inject, fault=fault, params=params, **(details or {}))
+    b.event("fault", "invoke", "heal", heal, fault=fault, params=params)
+    b.event("fault", "ok", "heal", heal, fault=fault, params=params, **(healed or {}))
+
+
+def test_a_paused_worker_lands_only_if_it_held_a_paid_call_when_frozen():
+    frozen = {**WORKER, "role": "worker"}
+    b = HistoryBuilder()
+    b.call("j1", 0.5, 3.0, caller_pid=101)
+    windowed(b, "pause_service", 1.0, 2.0, frozen, service="worker1")
+    result = judge(b)
+    assert result.valid is True and "froze worker1 (pid 100) while it held call call-1 of job j1" in result.message
+    b = HistoryBuilder()
+    b.state("j1", 0.5, "running", attempt=1)  # silent over the window, but maybe on another worker
+    b.call("j1", 2.5, 3.0, caller_pid=555)
+    windowed(b, "pause_service", 1.0, 2.0, frozen, service="worker1")
+    b.state("j1", 3.5, "done", attempt=1)
+    result = judge(b)
+    assert result.valid == UNKNOWN and "froze worker1 (pid 100), which held no paid call, and the app " \
+        "logged no timeout" in result.message
+
+
+def test_a_paused_broker_lands_on_a_logged_timeout_or_a_job_stalled_across_the_window():
+    frozen = {"pid": 7, "tree": [7], "role": "infrastructure"}
+    b = HistoryBuilder()
+    windowed(b, "pause_service", 1.0, 2.0, frozen, {"app_errors": 1, "app_error_lines": [
+        "relay: redis.exceptions.TimeoutError: Timeout reading from socket"]}, service="redis")
+    assert judge(b).valid is True and "Timeout reading from socket" in judge(b).message
+    b = HistoryBuilder()
+    b.state("j1", 0.5, "queued", attempt=1)
+    windowed(b, "pause_service", 1.0, 2.0, frozen, service="redis")
+    b.state("j1", 2.5, "running", attempt=1)
+    result = judge(b)
+    assert result.valid is True and "job j1 was in flight, made no progress while it was frozen" in result.message
+
+
+def test_a_paused_broker_that_nothing_waited_on_did_not_land():
+    frozen = {"pid": 7, "tree": [7], "role": "infrastructure"}
+    b = HistoryBuilder()
+    b.state("j1", 0.5, "running", attempt=1)
+    b.call("j1", 0.6, 2.4, caller_pid=101)  # the job was busy with a paid call: its silence is explained
+    windowed(b, "pause_service", 1.0, 2.0, frozen, service="redis")
+    b.state("j1", 2.5, "done", attempt=1)
+    b.state("j2", 0.2, "done", attempt=1)  # finished before the pause
+    result = judge(b)
+    assert result.valid == UNKNOWN
+    assert "froze redis (pid 7), which held no paid call, no job in flight stalled" in result.message
+
+
+def test_a_database_restart_lands_only_when_the_app_saw_the_database_go():
+    b = HistoryBuilder()
+    windowed(b, "database_restart", 1.0, 2.0, {"old_pid": 1, "pid": 2}, {"pid": 2, "app_errors": 0})
+    result = judge(b)
+    assert result.valid == UNKNOWN and "no app process logged a lost connection" in result.message
+    b = HistoryBuilder()
+    windowed(b, "database_restart", 1.0, 2.0, {"old_pid": 1, "pid": 2}, {"pid": 2, "app_errors": 1,
+             "app_error_lines": ["worker1: sqlalchemy.pool: Pool pre-ping on connection x failed"]})
+    assert judge(b).valid is True and "pre-ping" in judge(b).message
+
+
+def test_a_toxic_lands_when_bytes_went_through_it_while_it_was_set():
+    b = HistoryBuilder()
+    windowed(b, "network_toxic", 1.0, 2.0, healed={"toxic_bytes": 812}, proxy="postgres", type="latency")
+    result = judge(b)
+    assert result.valid is True and "network_toxic on postgres: 812 byte(s) went through it" in result.message
+    b = HistoryBuilder()
+    b.call("j1", 1.5, 1.8)  # a paid call, but the count is what the toxic saw: nothing
+    windowed(b, "network_toxic", 1.0, 2.0, healed={"toxic_bytes": 0}, proxy="paidapi", type="latency")
+    assert judge(b).valid == UNKNOWN and "no byte went through it" in judge(b).message
+
+
+def test_a_toxic_on_a_proxy_that_counts_nothing_is_unknown_except_on_the_paid_api():
+    b = HistoryBuilder()
+    windowed(b, "network_toxic", 1.0, 2.0, healed={"toxic_bytes": None}, proxy="postgres", type="latency")
+    result = judge(b)
+    assert result.valid == UNKNOWN and "cannot tell whether any bytes passed: the proxy reports no byte " \
+        "count" in result.message
+    b = HistoryBuilder()
+    b.call("j1", 1.5, 1.8)
+    windowed(b, "network_toxic", 1.0, 2.0, healed={"toxic_bytes": None}, proxy="paidapi", type="latency")
+    assert judge(b).valid is True and "1 paid call(s) went through it" in judge(b).message
 
 
 def test_no_fault_at_all_is_unknown():
@@ -169,3 +263,17 @@ def test_a_poison_job_row_lands_when_the_app_changes_its_state():
     b.state("9", 3.0, "failed")
     result = judge(b)
     assert result.valid is True and "changed job 9 to 'failed'" in result.message
+
+
+def test_a_defence_switched_off_lands_when_it_stayed_frozen_until_the_heal():
+    frozen = {"pid": 9, "tree": [9], "role": "app"}
+    b = HistoryBuilder()
+    windowed(b, "pause_service", 1.0, 2.0, frozen, {"frozen_until_heal": True}, service="sweeper",
+             defence_off=True)
+    result = judge(b)
+    assert result.valid is True and "a defence switched off: it stayed frozen until the heal" in result.message
+    b = HistoryBuilder()
+    windowed(b, "pause_service", 1.0, 2.0, frozen, {"frozen_until_heal": False}, service="sweeper",
+             defence_off=True)
+    result = judge(b)
+    assert result.valid == UNKNOWN and "not frozen any more at the heal" in result.message

@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 
 SCHEDULE = Schedule(seed=31, duration=50.0, rate=5.0, concurrency=4, job_bound=15.0, faults=(
-    Planned(at=1.0, lasts=48.0, kind="defence_off", spec={"fault": "pause_service", "service": "sweeper"},
+    Planned(at=1.0, lasts=48.0, kind="defence_off", spec={"fault": "pause_service", "service": "sweeper",
+                                                      "defence_off": True},
             extends_bound=False),
     Planned(at=3.0, lasts=5.0, kind="kill",  # the kill may wait up to 5 s for a job at the failpoint
             spec={"fault": "kill_worker", "when": {"at_failpoint": {"name": "task.before_paid_call"}}}),

@@ -9,6 +9,7 @@ makes the whole sweep fail, as a careless sweep does). ``tiny.retry_later``
 marks its job failed, then retries it with a countdown, which pays and
 finishes it: work that lands after a terminal state.
 """
+import logging
 import os
 
 import httpx
@@ -40,6 +41,7 @@ def engine():
         _engine = create_engine(os.environ["TINY_DB"], pool_pre_ping=True, pool_size=2, max_overflow=0,
                                 pool_timeout=1)
         register_resource("db_engine", _engine)
+        logging.getLogger("sqlalchemy.pool").setLevel(logging.INFO)  # a pre-ping reconnect shows in the log
     return _engine
 
 

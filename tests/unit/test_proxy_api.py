@@ -35,7 +35,8 @@ def create(api: httpx.Client, name: str = "svc", upstream: str = "127.0.0.1:9", 
 
 def test_create_answers_201_with_the_proxy_and_its_real_port(api: httpx.Client) -> None:
     body = create(api, listen="127.0.0.1:0")
-    assert set(body) == {"name", "listen", "upstream", "enabled", "toxics"}
+    assert set(body) == {"name", "listen", "upstream", "enabled", "toxics", "jobquake_bytes"}
+    assert body["jobquake_bytes"] == {"upstream": 0, "downstream": 0}  # the extension: nothing passed yet
     assert body["name"] == "svc" and body["upstream"] == "127.0.0.1:9"
     assert body["enabled"] is True and body["toxics"] == []
     host, _, port = body["listen"].rpartition(":")
@@ -161,7 +162,8 @@ def test_create_toxic_answers_200_with_toxiproxy_defaults(api: httpx.Client) -> 
     response = api.post("/proxies/svc/toxics", json={"type": "latency", "attributes": {"latency": 5}})
     assert response.status_code == 200
     assert response.json() == {"name": "latency_downstream", "type": "latency", "stream": "downstream",
-                               "toxicity": 1.0, "attributes": {"latency": 5, "jitter": 0}}
+                               "toxicity": 1.0, "attributes": {"latency": 5, "jitter": 0},
+                               "jobquake_bytes": 0}
     assert api.get("/proxies/svc/toxics/latency_downstream").json() == response.json()
     assert api.get("/proxies/svc/toxics").json() == [response.json()]
 
@@ -188,7 +190,7 @@ def test_slicer_takes_its_three_attributes(api: httpx.Client) -> None:
     body = api.post("/proxies/svc/toxics", json={"type": "slicer", "name": "s", "toxicity": 0.25,
                                                  "attributes": attributes}).json()
     assert body == {"name": "s", "type": "slicer", "stream": "downstream", "toxicity": 0.25,
-                    "attributes": attributes}
+                    "attributes": attributes, "jobquake_bytes": 0}
 
 
 def test_a_second_toxic_with_the_same_name_is_409(api: httpx.Client) -> None:

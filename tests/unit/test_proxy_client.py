@@ -150,3 +150,23 @@ def test_populate_reset_version_and_destroy_all(client: ProxyClient, echo) -> No
     assert client.version() and client.running()
     client.destroy_all()
     assert client.proxies() == {}
+
+
+def test_the_embedded_proxy_counts_bytes_per_proxy_and_per_toxic_while_it_acts(client: ProxyClient, echo) -> None:
+    proxy = client.create("svc", echo.address)
+    proxy.add_toxic("latency", name="idle", stream="upstream", toxicity=0.0)  # set, but never acts
+    proxy.add_toxic("latency", name="slow", attributes={"latency": 1})
+    assert round_trip(proxy.listen_port) == b"ping"
+    proxy.refresh()
+    assert proxy.traffic == {"upstream": 4, "downstream": 4}
+    assert proxy.get_toxic("slow").bytes_seen == 4
+    assert proxy.get_toxic("idle").bytes_seen == 0
+
+
+def test_a_real_toxiproxy_sends_no_byte_counts_and_the_client_says_none(client: ProxyClient) -> None:
+    toxiproxy_toxic = {"name": "t", "type": "latency", "stream": "downstream", "toxicity": 1.0,
+                       "attributes": {"latency": 1, "jitter": 0}}
+    assert Toxic.from_json(toxiproxy_toxic).bytes_seen is None
+    toxiproxy_proxy = {"name": "p", "listen": "127.0.0.1:1", "upstream": "127.0.0.1:2", "enabled": True,
+                       "toxics": [toxiproxy_toxic]}
+    assert Proxy(client, toxiproxy_proxy).traffic is None
