@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from harness.paidapi.formats.base import WireFormat, error_response, serve
+from harness.paidapi.formats.base import WireFormat, error_response
+from harness.paidapi.formats.handler import serve
 from harness.paidapi.formats.anthropic_messages import AnthropicMessages
 from harness.paidapi.formats.openai_chat import OpenAIChat
 from harness.paidapi.formats.openai_embeddings import OpenAIEmbeddings

@@ -1,4 +1,4 @@
-"""What every provider wire format shares: read, attribute, serve, answer.
+"""What every provider wire format shares: read, attribute, answer, send (the route handler is ``handler.py``).
 
 A format (``openai_chat.py``, ``anthropic_messages.py``...) only says how
 its request body reads (``parse``), how a finished generation looks
@@ -26,7 +26,6 @@ from typing import Any, Mapping
 from aiohttp import web
 
 from harness.errors import ConfigError
-from harness.paidapi._http import PROVIDER, json_body
 from harness.paidapi.attribution import attribute
 from harness.paidapi.ledger import CallRecord
 from harness.paidapi.provider import Answer, ModelRequest, Provider
@@ -88,28 +87,6 @@ def error_response(fmt: WireFormat, status: int, message: str,
                    code: str | None = None) -> web.Response:
     """An error as the provider sends it."""
     return web.json_response(fmt.error(status, message, code), status=status)
-
-
-async def serve(request: web.Request, fmt: WireFormat) -> web.StreamResponse:
-    """One model call in ``fmt``: accepted, served in its own task, billed even if we hang up."""
-    provider = request.app[PROVIDER]
-    try:
-        body = await json_body(request)
-        call = fmt.parse(body)
-        if not provider.prices.knows(call.model):
-            return error_response(fmt, 404, fmt.unknown_model(call.model), "model_not_found")
-        model_request = model_request_for(request, provider, fmt.name, call, body)
-    except ConfigError as exc:
-        return error_response(fmt, 400, str(exc))
-    if call.stream:
-        from harness.paidapi.formats.streaming import serve_stream
-
-        return await serve_stream(request, provider, fmt, call, model_request)
-    record, answer = await accepted(request, provider, model_request)
-    if answer.status != 200:
-        return error_response(fmt, answer.status, str(answer.body.get("error")))
-    body_bytes = json.dumps(fmt.answer(call, answer)).encode()
-    return await send(request, provider, record, answer, [body_bytes], JSON)
 
 
 def model_request_for(request: web.Request, provider: Provider, format_name: str, call: Call,
