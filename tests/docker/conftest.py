@@ -16,6 +16,7 @@ from harness.config import OPTIONS, resolve
 from harness.stack.docker import DockerBackend
 from harness.stack.engine import EngineUnavailable
 from harness.stack.sqs import QueueSpec
+from tests.common.runs import per_test_run
 
 REQUIRE_VAR = "JOBQUAKE_REQUIRE_DOCKER"
 IMAGE_KEYS = [opt.key for opt in OPTIONS if opt.key.startswith("docker_") and opt.key.endswith("_image")]
@@ -94,9 +95,5 @@ def docker_tiny_stack(docker_client):
 @pytest.fixture
 def tiny(docker_tiny_stack, tmp_path):
     """A per-test Run on the docker stack: reset world, own history and artifacts."""
-    from harness.run import Run
-
-    docker_tiny_stack.reset()
-    run = Run(docker_tiny_stack, docker_tiny_stack.config, tmp_path / "artifacts", "tiny-docker")
-    yield run
-    run.close()
+    with per_test_run(docker_tiny_stack, tmp_path / "artifacts", "tiny-docker") as run:
+        yield run

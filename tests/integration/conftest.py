@@ -12,6 +12,7 @@ from harness.stack.postgres import PostgresService
 from harness.stack.proxy import ProxyService
 from harness.stack.redis import RedisService
 from harness.stack.sqs import QueueSpec, SQSService
+from tests.common.runs import per_test_run
 
 
 def localstack_sqs(workdir: Path):
@@ -88,10 +89,5 @@ def tiny_stack():
 @pytest.fixture
 def tiny(tiny_stack, tmp_path):
     """A per-test Run on the tiny stack: reset world, own history and artifacts."""
-    from harness.run import Run
-
-    tiny_stack.reset()
-    run = Run(tiny_stack, tiny_stack.config, tmp_path / "artifacts", "tiny")
-    yield run
-    run.faults.heal_all()  # as the plugin does: no fault outlives its test
-    run.close()
+    with per_test_run(tiny_stack, tmp_path / "artifacts", "tiny") as run:
+        yield run

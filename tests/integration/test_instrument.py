@@ -20,6 +20,7 @@ from harness.config import resolve
 from harness.run import Run
 from harness.stack import reaper
 from harness.stack.stack import Stack
+from tests.common.runs import per_test_run
 
 pytestmark = pytest.mark.integration
 
@@ -36,11 +37,8 @@ def plain_stack():
 
 @pytest.fixture
 def plain(plain_stack, tmp_path):
-    plain_stack.reset()
-    run = Run(plain_stack, plain_stack.config, tmp_path / "artifacts", "plain")
-    yield run
-    run.faults.heal_all()
-    run.close()
+    with per_test_run(plain_stack, tmp_path / "artifacts", "plain") as run:
+        yield run
 
 
 def submit(run: Run, task: str, item_id: str) -> None:
