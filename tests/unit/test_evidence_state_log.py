@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from harness import ConfigError
-from harness.history import StateLogConfig, install_sql
+from harness.evidence import StateLogConfig, install_sql
 
 
 def test_identifiers_are_quoted():

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any, Mapping
 
-DEFAULT_TERMINAL_STATES = ("done", "failed", "needs_human")
+from harness.config import DEFAULT_TERMINAL_STATES
 
 
 @dataclass(frozen=True)
