@@ -18,6 +18,10 @@ from typing import Any, Callable, Mapping
 
 from harness.errors import ConfigError
 
+# The states a person can see as final, where the app's config names none: the one definition
+# (config's default, a snapshot's, and every checker's fallback).
+DEFAULT_TERMINAL_STATES = ("done", "failed", "needs_human")
+
 # Environment variables jobquake sets for its own processes: never config keys.
 RESERVED_ENV = {"JOBQUAKE_FAILPOINTS_DIR", "JOBQUAKE_CACHE_DIR", "JOBQUAKE_REQUIRE_DOCKER",
                 "JOBQUAKE_INSTRUMENT_DIR", "JOBQUAKE_INSTRUMENT_JOB_ID_FROM", "JOBQUAKE_PAIDAPI_URL",
@@ -108,7 +112,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("job_reason_column", str, "reason", "job failure reason column"),
     Option("job_attempt_column", str, "attempt", "job attempt (fencing token) column"),
     Option("job_heartbeat_column", str, "heartbeat_at", "job heartbeat column ('' if none)"),
-    Option("terminal_states", _str_list, ("done", "failed", "needs_human"), "states a person can see as final"),
+    Option("terminal_states", _str_list, DEFAULT_TERMINAL_STATES, "states a person can see as final"),
     Option("redis_binary", str, "", "path of redis-server (default: PATH)"),
     Option("postgres_bindir", str, "", "folder of initdb/postgres (default: PATH, pg_config, /usr/lib/postgresql/*/bin)"),
     Option("postgres_max_connections", _non_negative_int, 60, "Postgres max_connections"),

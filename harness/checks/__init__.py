@@ -2,7 +2,7 @@
 
 Public API:
 
-* ``Snapshot(jobs, taken_at_wall, terminal_states, extra)``, ``JobRow`` (``snapshot.py``).
+* ``Snapshot(jobs, taken_at_wall, terminal_states, extra)``, ``JobRow`` (from ``harness.evidence``).
 * ``Result(name, valid, message, counterexample, details, timeline)``,
   ``Verdict(results)`` with ``valid`` merged, ``UNKNOWN``, ``merge_valid`` (``result.py``).
 * A checker: ``check(history, snapshot, **options) -> Result``, declared with
@@ -34,7 +34,7 @@ from harness.checks.overlap import no_overlapping_attempts
 from harness.checks.registry import ALL_CHECKERS, CHECKERS, GLOBAL_INVARIANTS, checkers_by_name
 from harness.checks.result import UNKNOWN, Result, Verdict, merge_valid
 from harness.checks.runner import Checker, checker_name, invariant, run_checks
-from harness.checks.snapshot import JobRow, Snapshot
+from harness.evidence import JobRow, Snapshot
 from harness.checks.status_events import status_events_consistent
 from harness.checks.submissions import no_lost_submission
 from harness.checks.sweep import sweep_complete

@@ -9,7 +9,7 @@ from harness.checks import (
     ALL_CHECKERS, GLOBAL_INVARIANTS, UNKNOWN, InvariantViolation, Result, Verdict, checker_name,
     format_failure, invariant, merge_valid, run_checks, violation_error,
 )
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.history.builder import HistoryBuilder
 
 
