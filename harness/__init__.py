@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "WaitTimeout": "harness.errors",
     "wait_until": "harness._wait",
     "failpoint": "harness.failpoints",
+    "Config": "harness.config",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -22,16 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from harness.checks.needs import EXPECT, LEDGER_SOURCE, READ, SNAPSHOT_SOURCE, STATE_LOG_SOURCE
-from harness.checks.snapshot import Snapshot
 from harness.config import Config
 from harness.errors import SettleTimeout
-from harness.evidence import JobTable
+from harness.evidence import JobTable, Snapshot, attempt_deaths
 from harness.failpoints.control import FailpointControl
 from harness.faults import Faults
 from harness.history import History, Record, Recorder
 from harness.history import vocabulary as v
-from harness.history.converters import events_from_ledger, events_from_triggers
-from harness.history.derive import attempt_deaths
+from harness.history.converters import (events_from_attempt_deaths, events_from_ledger, events_from_state_log,
+                                        events_from_triggers)
 from harness.paidapi.control import PaidAPIControl
 from harness.pending import SettleOutcome, Settler
 from harness.pending.sources import Sources
@@ -145,10 +144,10 @@ class Run:
             from harness.instrument.control import events_from_records
 
             self.history.extend(events_from_records(instrument.records()))
-        states = self.jobs.state_events(self.database_dsn)
-        self.history.extend(states)
-        self._read(STATE_LOG_SOURCE, len(states))
-        self.history.extend(attempt_deaths(states, self.jobs.terminal_states))
+        changes = self.jobs.state_changes(self.database_dsn)
+        self.history.extend(events_from_state_log(changes))
+        self._read(STATE_LOG_SOURCE, len(changes))
+        self.history.extend(events_from_attempt_deaths(attempt_deaths(changes, self.jobs.terminal_states)))
         snapshot = self.jobs.snapshot(self.database_dsn)
         self._read(SNAPSHOT_SOURCE, len(snapshot.jobs))
         snapshot.save(self.artifacts / "snapshot.json")

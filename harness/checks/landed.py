@@ -51,7 +51,7 @@ from typing import Any, Callable
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import UNKNOWN, Result, valid_result
 from harness.checks.runner import invariant
-from harness.checks.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
+from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK
 from harness.history.history import History

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from harness.errors import SettleTimeout
 from harness.checks import GLOBAL_INVARIANTS, Verdict, run_checks
 from harness.checks.result import mark
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.config import Config
 from harness.history.history import History
 from harness.nightly.checks import no_job_stuck

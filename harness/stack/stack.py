@@ -13,7 +13,7 @@ from typing import Any, Callable
 from harness._ports import free_port
 from harness.config import Config, load_callable
 from harness.errors import ConfigError, ServiceError
-from harness.evidence import JobTable
+from harness.evidence import prepare_template
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
 from harness.stack.process import ProcessService, start_all, stop_all
@@ -82,7 +82,6 @@ class Stack:
             return None
         schema = load_callable(config.schema, "schema", config.root)
         _takes_one_argument(schema, config.schema)
-        jobs = JobTable.from_config(config)
 
         def build(url: str) -> None:
             try:
@@ -92,8 +91,7 @@ class Stack:
                                   f"template database's URL: it must name a function that takes a "
                                   f"database URL and creates the app's tables", key="schema") from exc
             dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
-            jobs.check(dsn)  # a wrong job_* key fails here, naming the columns that exist
-            jobs.install_state_log(dsn)
+            prepare_template(config, dsn)  # a wrong job_* key fails here, naming the columns that exist
         return build
 
     @property

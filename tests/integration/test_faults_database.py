@@ -8,7 +8,7 @@ from celery import Celery
 from harness._wait import wait_until
 from harness.checks import UNKNOWN
 from harness.checks.landed import faults_landed
-from tests.integration.tiny import job_state, submit
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ from harness.checks import UNKNOWN
 from harness.checks.landed import faults_landed
 from harness.errors import FaultError
 from harness.proxy.toxics import ATTRIBUTES
-from tests.integration.tiny import job_state, submit
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 

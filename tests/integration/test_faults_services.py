@@ -12,7 +12,7 @@ from harness.faults import Fault
 from harness.checks import UNKNOWN
 from harness.checks.landed import faults_landed
 from harness.faults.services import BROKER_ERRORS, process_state
-from tests.integration.tiny import job_state, submit
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 

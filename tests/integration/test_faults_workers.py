@@ -8,8 +8,8 @@ from harness._wait import wait_until
 from harness.errors import FaultError, WaitTimeout
 from harness.checks.landed import faults_landed
 from harness.faults import AtFailpoint, InFlight, KillWorker
-from tests.integration.conftest import alive, family
-from tests.integration.tiny import job_state, submit
+from tests.common.processes import alive, family
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from harness.history.timing import commit_time, committed_data, statement_time
 from harness.isolation import isolate, transports
 from harness.pending.broker import read_redis_broker
 from harness.pending.verdict import settle_result
-from tests.integration.tiny import job_state
+from tests.common.tiny import job_state
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.paidapi.attribution import CallKeyPattern, attribute, default_step
-from tests.unit.paidapi_support import ProviderBed, openai_client, paidapi_testbed
+from tests.common.paidapi import ProviderBed, openai_client, paidapi_testbed
 
 MESSAGES = [{"role": "user", "content": "summarise this"}]
 

@@ -11,7 +11,7 @@ import pytest
 from harness._ports import free_port, release_port
 from harness.errors import HarnessError, WaitTimeout
 from harness.paidapi.control import PaidAPIControl, PaidAPIError, PaidAPIWaitTimeout
-from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
+from tests.common.paidapi import ProviderBed, paidapi_testbed
 
 LONG_POLL = 30.0  # seconds; a wait that returns well before this returned on the event
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from harness._wait import wait_until
-from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
+from tests.common.paidapi import ProviderBed, paidapi_testbed
 
 
 @pytest.fixture

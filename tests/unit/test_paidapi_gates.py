@@ -7,7 +7,7 @@ import pytest
 
 from harness.errors import WaitTimeout
 from harness.paidapi.control import PaidAPIError, PaidAPIWaitTimeout
-from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
+from tests.common.paidapi import ProviderBed, paidapi_testbed
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from typing import Iterator
 import httpx
 import pytest
 
-from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
+from tests.common.paidapi import ProviderBed, paidapi_testbed
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import anthropic
 import openai
 import pytest
 
-from tests.unit.paidapi_support import ProviderBed, anthropic_client, openai_client, paidapi_testbed
+from tests.common.paidapi import ProviderBed, anthropic_client, openai_client, paidapi_testbed
 
 MESSAGES = [{"role": "user", "content": "a document"}]
 
