@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.checks.needs import EXPECT, LEDGER_SOURCE, READ, SNAPSHOT_SOURCE, STATE_LOG_SOURCE
 from harness.config import Config
+from harness.errors import SettleTimeout
 from harness.evidence import JobTable, Snapshot, attempt_deaths
 from harness.faults import Faults
 from harness.history import History, Recorder
@@ -69,8 +70,12 @@ class Run:
         return seconds * self.config.time_scale
 
     # -- after the scenario --------------------------------------------------------
-    def settle(self, timeout: float | None = None) -> bool:
-        """Wait until nothing can still cause work; False at the bound (``settle_outcome`` says what).
+    def settle(self, timeout: float | None = None) -> SettleOutcome:
+        """Wait until nothing can still cause work; the outcome. ``SettleTimeout`` at the bound.
+
+        The timeout (``.outcome``: what was still pending) is also recorded,
+        and the verdict reports it; a scenario whose story is "this never
+        settles" writes ``with pytest.raises(SettleTimeout): jq.settle(...)``.
 
         Waits for: every job terminal, every ``pending_queries`` at 0, no paid
         call in flight, the Redis broker's queues empty with no message
@@ -84,7 +89,9 @@ class Run:
         self.history.record("harness", "ok" if outcome.settled else "info", "settle",
                             data={"settled": outcome.settled, "waited": round(outcome.waited, 3),
                                   "timeout": timeout, "pending": [p.to_dict() for p in outcome.pending]})
-        return outcome.settled
+        if not outcome.settled:
+            raise SettleTimeout(outcome)
+        return outcome
 
     def collect(self) -> tuple[History, Snapshot]:
         """Merge every source of evidence into the history; take the final DB snapshot."""
