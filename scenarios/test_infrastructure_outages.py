@@ -37,6 +37,7 @@ from scenarios.many_users import UPLOADS, Upload, submit_all
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 # what refapp's relay logs when a send failed (a pass that failed, or, with the bug, a row it gave up on)
 SEND_FAILED = re.compile(r"relay pass failed|giving up")
+NOT_SAVED = "not saved"  # what refapp's API logs for a submission it could not save (answered 503, or not)
 
 
 @pytest.mark.catches("relay-drops-after-retries", invariant="every_job_terminal")
@@ -75,8 +76,13 @@ def test_uploads_while_every_database_slot_is_taken_are_refused_not_lost(jq, ref
     (``submit-acks-before-save``): 202 for each, a background save that
     fails, and three promised jobs that never exist.
     """
+    api = jq.stack.processes["api"]
+    since = api.log_offset()
     full = jq.faults.hold_database_connections()
     submit_all(refapp, expect=None)  # what each user is told is recorded; no_lost_submission judges it
+    # the slots stay taken until the API has tried to save each upload (at once, or after answering)
+    wait_until(lambda: api.logs_since(since).count(NOT_SAVED) >= len(UPLOADS), timeout=MARGIN,
+               what="the API to try, and fail, to save every upload")
     full.heal()
 
     late = submit_all(refapp, (LATE_UPLOAD,))[0]
