@@ -88,10 +88,10 @@ def test_a_message_delivered_again_while_its_job_runs_leaves_the_running_attempt
                         exception="sqlalchemy.exc.OperationalError")
     assert refapp.submit(DOCUMENTS, project="p-twice-running", file="report.pdf") == job_id
 
-    held.wait_triggered(timeout=MARGIN)  # attempt 1 is running, and holds on
+    held.wait(timeout=MARGIN)  # attempt 1 is running, and holds on
     wait_until(lambda: refapp.job(job_id)["attempt"] > 1 or left_alone(jq, marks),
                timeout=MARGIN, what="the second delivery to be handled")
-    held.release()
+    held.heal()
 
     job = refapp.wait_for(job_id, timeout=MARGIN)
     assert (job["state"], job["attempt"]) == ("done", 1), job

@@ -52,8 +52,8 @@ def test_uploads_accepted_while_the_broker_is_down_run_once_it_is_back(jq, refap
     growing back-off, so the jobs may take several seconds to run after the
     heal: the settle bound allows for it.)
     """
-    jq.stack.processes["sweeper"].stop()
-    relay = jq.stack.processes["relay"]
+    jq.faults.stop_service("sweeper")
+    relay = jq.stack.service("relay")
     since = relay.log_offset()
     outage = jq.faults.broker_outage()
 
@@ -76,7 +76,7 @@ def test_uploads_while_every_database_slot_is_taken_are_refused_not_lost(jq, ref
     (``submit-acks-before-save``): 202 for each, a background save that
     fails, and three promised jobs that never exist.
     """
-    api = jq.stack.processes["api"]
+    api = jq.stack.service("api")
     since = api.log_offset()
     full = jq.faults.hold_database_connections()
     submit_all(refapp, expect=None)  # what each user is told is recorded; no_lost_submission judges it

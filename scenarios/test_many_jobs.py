@@ -111,13 +111,13 @@ def test_uploads_arriving_while_the_pool_is_dry_are_saved_or_refused(jq, refapp)
     first job's message; ``submit-acks-before-save`` accepts the other two
     before saving them, and their saves time out.
     """
-    jq.stack.processes["sweeper"].stop()  # it would re-send a lost message and hide the loss
+    jq.faults.stop_service("sweeper")  # it would re-send a lost message and hide the loss
     first = job_ids()[0]
     dry_pool = jq.faults.exhaust_pool(at=SUBMIT_AFTER_JOB_WRITE, match={"job_id": first}, timeout=HOLD_AT_MOST)
     submit_all(refapp, UPLOADS[:1])  # 202: the answer comes once the job is saved, the pool drained after
 
-    dry_pool.wait_triggered(timeout=MARGIN)  # the pool is empty now, until the heal
-    api = jq.stack.processes["api"]
+    dry_pool.wait(timeout=MARGIN)  # the pool is empty now, until the heal
+    api = jq.stack.service("api")
     since = api.log_offset()
     submit_all(refapp, UPLOADS[1:], expect=None)  # 503 (right) or 202: each answer is recorded
     # the pool stays dry until the API has given up waiting for it for each (at once, or after answering)

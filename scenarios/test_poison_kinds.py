@@ -76,10 +76,10 @@ def test_a_row_locked_by_an_overlapping_sweep_fails_alone_and_the_rest_is_marked
     stuck = jq.faults.failpoint(SWEEP_ROW, "hang", once=True, match={"row_id": str(locked)})
 
     refapp.run_sweep()
-    stuck.wait_triggered(timeout=START_WITHIN_S)  # the first sweep holds the row's lock now
+    stuck.wait(timeout=START_WITHIN_S)  # the first sweep holds the row's lock now
     refapp.run_sweep()
     second = wait_for_run(refapp, 1, start_within=START_WITHIN_S, end_within=sweep_hard_limit(jq) + GRACE_S)
-    stuck.release()  # the first sweep goes on with the row it holds
+    stuck.heal()  # the first sweep goes on with the row it holds
     wait_for_run(refapp, 0, start_within=0, end_within=sweep_hard_limit(jq) + GRACE_S)
 
     sweeps.record_sweeps(jq, refapp)

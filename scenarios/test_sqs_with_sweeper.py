@@ -110,10 +110,10 @@ def test_an_attempt_woken_after_the_cap_pays_for_nothing_while_other_jobs_run(jq
                                   match={"job_id": first, "attempt": 1, "step": BROKEN_DOCUMENT})
     submit_all(refapp, route="sqs")
 
-    stalled.wait_triggered(timeout=MARGIN)
+    stalled.wait(timeout=MARGIN)
     bound = sqs.attempt_cap(jq) + sqs.redelivery_bound(jq) + MARGIN
     jq.paidapi.wait_for_call(first, attempt=2, timeout=bound)  # attempt 2 is paying
-    stalled.release()
+    stalled.heal()
     for job_id in job_ids:
         refapp.wait_for(job_id, timeout=MARGIN)
 
@@ -143,11 +143,11 @@ def test_a_verdict_written_after_the_cap_by_a_dead_attempt_changes_nothing(jq, r
     assert refapp.submit(["invoice from ACME", "hotel receipt"], project="p-late-verdict", file="scan.pdf",
                          route="sqs") == job_id
 
-    stalled.wait_triggered(timeout=MARGIN)
+    stalled.wait(timeout=MARGIN)
     bound = sqs.attempt_cap(jq) + sqs.redelivery_bound(jq) + MARGIN
     assert refapp.wait_for(job_id, "done", timeout=bound)["attempt"] == 2
-    marks = {name: jq.stack.processes[name].log_offset() for name in CONSUMERS}
-    stalled.release()  # attempt 1 goes on to write its verdict
+    marks = {name: jq.stack.service(name).log_offset() for name in CONSUMERS}
+    stalled.heal()  # attempt 1 goes on to write its verdict
     wait_until(lambda: refapp.job(job_id)["state"] != "done" or refused_in_logs(jq, marks, job_id),
                timeout=MARGIN, what="attempt 1 to try its final write")
 
@@ -162,4 +162,4 @@ CONSUMERS = ("consumer", "consumer2")
 def refused_in_logs(jq, marks: dict[str, int], job_id: str) -> bool:
     """A consumer logged that attempt 1's write was refused (refapp: "... no longer owns it")."""
     refused = f"attempt 1 of job {job_id} no longer owns it"
-    return any(refused in jq.stack.processes[name].logs_since(offset) for name, offset in marks.items())
+    return any(refused in jq.stack.service(name).logs_since(offset) for name, offset in marks.items())
