@@ -68,7 +68,7 @@ def main() -> int:
                     rate=args.rate, concurrency=args.concurrency, job_bound=nightly.job_bound)
     out = ROOT / ".jobquake" / "bench-nightly"
     load_before = os.getloadavg()[0]
-    with NightlyRunner(config, nightly.submit_fn(config), out) as runner:
+    with NightlyRunner(config, nightly.submit_fn(config), out, nightly.sweep_hooks(config)) as runner:
         before, wall0 = harness_cpu(runner), time.monotonic()
         outcome = runner.run_schedule(schedule, out / "run", on_tick=PlainProgress(args.duration, every=15))
         wall = time.monotonic() - wall0
