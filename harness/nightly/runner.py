@@ -164,12 +164,17 @@ def describe(outcome: Outcome) -> list[str]:
 class NightlyRunner:
     """A stack started once; each ``run_schedule`` gets a fresh reset of it and its own artifacts folder."""
 
-    def __init__(self, config: Config, submit: SubmitFn, workdir: Path, sweep: SweepHooks | None = None):
+    def __init__(self, config: Config, submit: SubmitFn, workdir: Path, sweep: SweepHooks | None = None,
+                 stack: Any = None, on_run: Callable[[Any], None] | None = None):
+        """``stack``: a started stack to use (a pytest session's), left running by ``stop``;
+        ``on_run``: told each run as it starts and None as it ends (its owner forwards worker events)."""
         self.config = config
         self.submit = submit
         self.sweep = sweep
         self.workdir = workdir
-        self._stack = None
+        self._stack = stack
+        self._owns_stack = stack is None
+        self._on_run = on_run or (lambda run: None)
         self._run = None
         self.runs = 0
 
@@ -177,6 +182,8 @@ class NightlyRunner:
         from harness.stack import reaper
         from harness.stack.stack import Stack
 
+        if not self._owns_stack:
+            return
         reaper.reap()
         self._stack = Stack(self.config, reaper.run_dir() / "stack", on_worker_event=self._worker_event)
         self._stack.start()
@@ -195,6 +202,7 @@ class NightlyRunner:
         run = Run(self._stack, self.config, Path(artifacts), title)
         (run.artifacts / "schedule.json").write_text(schedule.to_json())  # before anything runs
         self._run = run
+        self._on_run(run)
         self.runs += 1
         try:
             driven = drive(run, schedule, self.submit, on_tick, fail_fast=fail_fast, sweep=self.sweep)
@@ -203,11 +211,12 @@ class NightlyRunner:
             run.faults.heal_all()
             run.close()
             self._run = None
+            self._on_run(None)
 
     def stop(self) -> None:
         from harness.stack import reaper
 
-        if self._stack is not None:
+        if self._stack is not None and self._owns_stack:
             self._stack.stop()
             self._stack = None
             reaper.remove_run_dir()
