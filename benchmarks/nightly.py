@@ -16,6 +16,7 @@ harness CPU < 10 %, end-of-run check < 5 s.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -55,14 +56,27 @@ def harness_cpu(runner: NightlyRunner) -> dict[str, float]:
             "paid API": cpu_seconds(stack.paidapi.pid)}
 
 
+def app_config(args: argparse.Namespace) -> cfg.Config:
+    """refapp's configuration, with the worker count and concurrency asked for."""
+    cli = {"seed": args.seed, **({"workers": args.workers} if args.workers else {})}
+    config = cfg.resolve(cli=cli, pyproject=ROOT / "pyproject.toml")
+    if args.worker_concurrency:
+        env = {**config.values["env"], "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
+        config = dataclasses.replace(config, values={**config.values, "env": env})
+    return config
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, default=50.0)
     parser.add_argument("--duration", type=float, default=120.0)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (config: workers)")
+    parser.add_argument("--worker-concurrency", type=int, default=None,
+                        help="Celery prefork children per worker (refapp: REFAPP_WORKER_CONCURRENCY)")
     args = parser.parse_args()
-    config = cfg.resolve(cli={"seed": args.seed}, pyproject=ROOT / "pyproject.toml")
+    config = app_config(args)
     nightly = NightlySettings.from_config(config)
     schedule = draw(seed=args.seed, duration=args.duration, kinds=nightly.faults, target=nightly.target(config),
                     rate=args.rate, concurrency=args.concurrency, job_bound=nightly.job_bound)
@@ -77,7 +91,8 @@ def main() -> int:
     used = {k: round(after[k] - before[k], 2) for k in after}
     share = sum(used.values()) / (wall * os.cpu_count())
     report = {
-        "rate_asked": args.rate, "duration_s": args.duration, "wall_s": round(wall, 1), "seed": args.seed,
+        "rate_asked": args.rate, "duration_s": args.duration, "workers": config.workers,
+        "worker_concurrency": config.values["env"].get("REFAPP_WORKER_CONCURRENCY"), "wall_s": round(wall, 1), "seed": args.seed,
         "faults": len(schedule.faults), "faults_injected": sum(1 for f in data["faults"] if f["injected"]),
         "jobs_accepted": data["jobs"]["accepted"], "jobs_done": data["jobs"]["done"],
         "jobs_failed": data["jobs"]["failed"], "sustained_jobs_per_s": data["jobs"]["throughput"],

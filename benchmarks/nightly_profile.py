@@ -13,6 +13,7 @@ Writes ``benchmarks/results/nightly_profile.json``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -84,6 +85,16 @@ def by_group(table: dict[int, tuple[int, str, float]], pids: set[int]) -> dict[s
     return totals
 
 
+def app_config(args: argparse.Namespace) -> cfg.Config:
+    """refapp's configuration, with the worker count and concurrency asked for."""
+    cli = {"seed": args.seed, **({"workers": args.workers} if args.workers else {})}
+    config = cfg.resolve(cli=cli, pyproject=ROOT / "pyproject.toml")
+    if args.worker_concurrency:
+        env = {**config.values["env"], "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
+        config = dataclasses.replace(config, values={**config.values, "env": env})
+    return config
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, default=20.0)
@@ -91,8 +102,11 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--faults", default="")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (config: workers)")
+    parser.add_argument("--worker-concurrency", type=int, default=None,
+                        help="Celery prefork children per worker (refapp: REFAPP_WORKER_CONCURRENCY)")
     args = parser.parse_args()
-    config = cfg.resolve(cli={"seed": args.seed}, pyproject=ROOT / "pyproject.toml")
+    config = app_config(args)
     nightly = NightlySettings.from_config(config)
     kinds = [k for k in args.faults.split(",") if k]
     schedule = draw(seed=args.seed, duration=args.duration, kinds=kinds, target=nightly.target(config),
@@ -113,7 +127,8 @@ def main() -> int:
     data = summary(outcome)
     jobs = data["jobs"]["done"] + data["jobs"]["failed"]
     total = sum(used.values())
-    report = {"rate_asked": args.rate, "duration_s": args.duration, "wall_s": round(wall, 1), "jobs_completed": jobs,
+    report = {"rate_asked": args.rate, "duration_s": args.duration, "workers": config.workers,
+              "worker_concurrency": config.values["env"].get("REFAPP_WORKER_CONCURRENCY"), "wall_s": round(wall, 1), "jobs_completed": jobs,
               "cpu_s": dict(sorted(used.items(), key=lambda kv: -kv[1])), "cpu_s_total": round(total, 2),
               "cpu_ms_per_job": {g: round(1000 * s / max(jobs, 1), 1) for g, s in used.items()},
               "cpu_ms_per_job_total": round(1000 * total / max(jobs, 1), 1), "cores": os.cpu_count(),
