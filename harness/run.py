@@ -7,14 +7,14 @@ import shutil
 from pathlib import Path
 
 from harness.checks.needs import EXPECT, LEDGER_SOURCE, READ, SNAPSHOT_SOURCE, STATE_LOG_SOURCE
-from harness.checks.snapshot import Snapshot
 from harness.config import Config
-from harness.evidence import JobTable
+from harness.errors import SettleTimeout
+from harness.evidence import JobTable, Snapshot, attempt_deaths
 from harness.faults import Faults
 from harness.history import History, Recorder
 from harness.history import vocabulary as v
-from harness.history.converters import events_from_ledger, events_from_triggers
-from harness.history.derive import attempt_deaths
+from harness.history.converters import (events_from_attempt_deaths, events_from_ledger, events_from_state_log,
+                                        events_from_triggers)
 from harness.pending import SettleOutcome, Settler
 from harness.pending.sources import Sources
 from harness.stack.stack import Stack
@@ -70,8 +70,12 @@ class Run:
         return seconds * self.config.time_scale
 
     # -- after the scenario --------------------------------------------------------
-    def settle(self, timeout: float | None = None) -> bool:
-        """Wait until nothing can still cause work; False at the bound (``settle_outcome`` says what).
+    def settle(self, timeout: float | None = None) -> SettleOutcome:
+        """Wait until nothing can still cause work; the outcome. ``SettleTimeout`` at the bound.
+
+        The timeout (``.outcome``: what was still pending) is also recorded,
+        and the verdict reports it; a scenario whose story is "this never
+        settles" writes ``with pytest.raises(SettleTimeout): jq.settle(...)``.
 
         Waits for: every job terminal, every ``pending_queries`` at 0, no paid
         call in flight, the Redis broker's queues empty with no message
@@ -85,7 +89,9 @@ class Run:
         self.history.record("harness", "ok" if outcome.settled else "info", "settle",
                             data={"settled": outcome.settled, "waited": round(outcome.waited, 3),
                                   "timeout": timeout, "pending": [p.to_dict() for p in outcome.pending]})
-        return outcome.settled
+        if not outcome.settled:
+            raise SettleTimeout(outcome)
+        return outcome
 
     def collect(self) -> tuple[History, Snapshot]:
         """Merge every source of evidence into the history; take the final DB snapshot."""
@@ -98,10 +104,10 @@ class Run:
             from harness.instrument.control import events_from_records
 
             self.history.extend(events_from_records(instrument.records()))
-        states = self.jobs.state_events(self.database_dsn)
-        self.history.extend(states)
-        self._read(STATE_LOG_SOURCE, len(states))
-        self.history.extend(attempt_deaths(states, self.jobs.terminal_states))
+        changes = self.jobs.state_changes(self.database_dsn)
+        self.history.extend(events_from_state_log(changes))
+        self._read(STATE_LOG_SOURCE, len(changes))
+        self.history.extend(events_from_attempt_deaths(attempt_deaths(changes, self.jobs.terminal_states)))
         snapshot = self.jobs.snapshot(self.database_dsn)
         self._read(SNAPSHOT_SOURCE, len(snapshot.jobs))
         snapshot.save(self.artifacts / "snapshot.json")

@@ -14,7 +14,7 @@ from harness._signals import QUICK_STOP, StopOnSignal
 from harness.checks import Result, Verdict, run_checks, violation_error
 from harness.checks.failure import failure_text, format_result
 from harness.checks.landed import faults_landed
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, SettleTimeout
 from harness.isolation import isolate
 from harness.leaks import created_jobs, leaked_to_later, no_work_from_earlier_tests, without_leaks
 from harness.pending.verdict import settle_result
@@ -79,6 +79,12 @@ class JobquakeSession:
             result = yield
         except KeyboardInterrupt:
             raise  # the run is stopping: no verdict, the stack stops at once
+        except SettleTimeout as timeout:
+            # the scenario's own settle gave up: the verdict says why (a stuck job names its invariant)
+            error = self._judge(item, run, settle=False)
+            if error is not None:
+                raise error from timeout
+            raise
         except BaseException:
             self._judge(item, run, settle=False)  # keep the evidence of a scenario that broke
             raise
@@ -126,12 +132,15 @@ class JobquakeSession:
 
     # -- the verdict ---------------------------------------------------------------
     def _judge(self, item: pytest.Item, run: Run, *, settle: bool) -> BaseException | None:
-        run.faults.heal_all()  # heal, then check (Jepsen's final generator)
+        run.faults.heal_all(before_verdict=True)  # heal, then check (Jepsen's final generator)
         marker = item.get_closest_marker("jobquake")
         opts = markers.ScenarioOptions.from_kwargs(marker.kwargs if marker else {})
         if settle and opts.settle is not False:
             bound = opts.settle if not isinstance(opts.settle, bool) else None
-            run.settle(bound)  # a timeout is a result below, with what was pending
+            try:
+                run.settle(bound)
+            except SettleTimeout:
+                pass  # a result below (settled_before_verdict), with what was pending
         if opts.expect:
             run.expect(**opts.expect)
         history, snapshot = run.collect()

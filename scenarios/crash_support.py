@@ -13,7 +13,7 @@ def kill_every_worker(jq: Any) -> list[KillWorker]:
     which worker made it, so every one dies. Healing a returned fault starts
     a fresh worker in the dead one's place.
     """
-    return [jq.faults.kill_worker(index) for index in range(len(jq.workers))]
+    return [jq.faults.kill_worker(worker.name) for worker in jq.stack.workers.workers]
 
 
 def start_fresh_workers(kills: list[KillWorker]) -> None:

@@ -43,9 +43,9 @@ def test_a_call_billed_for_a_dead_worker_is_replayed_not_billed_again(jq, refapp
     gate = jq.paidapi.gate(job_id=job_id, step="doc-0.categorise")
     assert refapp.submit(DOCUMENTS, project="p-key", file=FILE) == job_id
 
-    gate.wait_held(timeout=WAIT)
+    gate.wait(timeout=WAIT)
     kills = kill_every_worker(jq)
-    gate.remove()  # the provider finishes, and bills, with its client gone
+    gate.heal()  # the provider finishes, and bills, with its client gone
     assert_caught_mid_job(refapp, job_id)
     start_fresh_workers(kills)
 

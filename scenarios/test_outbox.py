@@ -41,8 +41,8 @@ def crash_the_relay_between_send_and_mark(jq, job_id: str):
 
 def restart_the_relay_once_dead(jq, crash) -> None:
     """Wait until the relay fired the failpoint and died, then start a fresh one."""
-    crash.wait_triggered(timeout=MARGIN)
-    relay = jq.stack.processes["relay"]
+    crash.wait(timeout=MARGIN)
+    relay = jq.stack.service("relay")  # a control: restarting is recovery, not a fault
     wait_until(lambda: not relay.is_running(), timeout=MARGIN, what="the relay to die")
     relay.start()  # returns once the new relay says it is ready
 
@@ -64,7 +64,7 @@ def test_a_relay_killed_between_send_and_mark_sends_the_message_again(jq, refapp
     """
     # The sweeper re-sends a job that sat queued with no message for `queued_too_long`:
     # it would rescue the lost message and hide the bug. The relay is tested alone.
-    jq.stack.processes["sweeper"].stop()
+    jq.faults.stop_service("sweeper")
     job_id = job_id_for("p-relay-crash", "scan.pdf")  # stable: the failpoint can name it first
     crash = crash_the_relay_between_send_and_mark(jq, job_id)
     assert refapp.submit(DOCUMENTS, project="p-relay-crash", file="scan.pdf") == job_id
@@ -111,7 +111,7 @@ def test_a_message_sent_twice_runs_the_job_once(jq, refapp):
     assert refapp.submit(DOCUMENTS, project="p-sent-twice", file="scan.pdf") == job_id
 
     # the first send went out before the crash: the job runs to its end
-    crash.wait_triggered(timeout=MARGIN)
+    crash.wait(timeout=MARGIN)
     assert refapp.wait_for(job_id, "done", timeout=MARGIN)["attempt"] == 1
 
     restart_the_relay_once_dead(jq, crash)  # its first pass sends the row a second time
@@ -140,7 +140,7 @@ def test_users_are_never_told_done_for_a_job_whose_final_write_failed(jq, refapp
                                        exception="sqlalchemy.exc.OperationalError")
     assert refapp.submit(DOCUMENTS, project="p-final-write", file="scan.pdf") == job_id
 
-    broken_write.wait_triggered(timeout=MARGIN)
+    broken_write.wait(timeout=MARGIN)
     assert refapp.wait_for(job_id, timeout=MARGIN)["state"] == "failed"
     # the final event reaches users after the commit: wait for it before the verdict
     wait_until(lambda: "failed" in events.states(job_id), timeout=MARGIN, what="the 'failed' event")

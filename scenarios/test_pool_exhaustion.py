@@ -62,7 +62,7 @@ def test_an_accepted_upload_is_processed_although_the_pool_ran_dry_after_the_job
     # The sweeper re-sends a job that sat queued with no message for `queued_too_long`
     # (30 minutes in production):
     # it would rescue the job the bug lost and hide the bug. The outbox is tested alone.
-    jq.stack.processes["sweeper"].stop()
+    jq.faults.stop_service("sweeper")
 
     # The job id is stable (project, file), so the fault can name the job before it exists.
     job_id = job_id_for(PROJECT, FILE)
@@ -71,7 +71,7 @@ def test_an_accepted_upload_is_processed_although_the_pool_ran_dry_after_the_job
 
     # The user is told "accepted" either way: that answer is the promise being tested.
     assert refapp.submit(["signed contract, 4 pages"], project=PROJECT, file=FILE, expect=202) == job_id
-    dry_pool.wait_triggered(timeout=MARGIN)  # the pool really was emptied during this request
+    dry_pool.wait(timeout=MARGIN)  # the pool really was emptied during this request
 
     dry_pool.heal()  # the connections go back; the API serves normally again
 

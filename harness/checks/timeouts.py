@@ -23,7 +23,7 @@ from harness.checks.paid_calls import PaidCall, calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL
 from harness.history.history import History
@@ -65,7 +65,7 @@ def timeout_labelled(history: History, snapshot: Snapshot | None, deadline: floa
                      label: str = "timeout", exact: bool = False,
                      success_states: Sequence[str] = ("done",)) -> Result:
     """Final reasons match what happened to each job's last paid call."""
-    terminal = snapshot.terminal_states if snapshot is not None else ("done", "failed", "needs_human")
+    terminal = snapshot.terminal_states if snapshot is not None else DEFAULT_TERMINAL_STATES
     violations: list[dict[str, Any]] = []
     judged = 0
     for job_id, calls in calls_by_job(history).items():

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from harness.errors import ConfigError
+from harness.stack.worker import worker_name
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def _kill(rng: random.Random, t: Target) -> dict[str, Any]:
     # reaches it first (that worker kills its own process group)
     moment = rng.choice(["now", *t.kill_failpoints])
     if moment == "now":
-        return {"fault": "kill_worker", "index": rng.randrange(max(t.workers, 1)), "when": "now"}
+        return {"fault": "kill_worker", "worker": worker_name(rng.randrange(max(t.workers, 1))), "when": "now"}
     return {"fault": "kill_worker", "when": {"at_failpoint": {"name": moment}}}
 
 

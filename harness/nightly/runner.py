@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.errors import SettleTimeout
 from harness.checks import GLOBAL_INVARIANTS, Verdict, run_checks, sweep_complete
 from harness.checks.result import mark
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.config import Config
 from harness.history.history import History
 from harness.nightly.checks import no_job_stuck
@@ -108,7 +109,7 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Sta
         run.history.record(SOURCE, "ok", "stop", data={"t": round(nemesis.now(), 3)})
         # the monitor keeps looking while the app settles: a job still stuck is reported
         if fail_fast and monitor.stuck:
-            run.settle(timeout=FAIL_FAST_SETTLE_S)
+            settled(run, FAIL_FAST_SETTLE_S)
         else:
             settle(run, monitor, schedule)
         monitor.stop()
@@ -119,6 +120,15 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Sta
                   started_wall, round(time.monotonic() - started, 3), started)
 
 
+def settled(run: Any, timeout: float) -> bool:
+    """``run.settle(timeout)``, as True / False: here a timeout is a state to watch, not an error."""
+    try:
+        run.settle(timeout=timeout)
+    except SettleTimeout:
+        return False
+    return True
+
+
 def settle(run: Any, monitor: Monitor, schedule: Schedule) -> bool:
     """Wait for the app to go quiet while it makes progress: a backlog drains, a lost job does not.
 
@@ -127,7 +137,7 @@ def settle(run: Any, monitor: Monitor, schedule: Schedule) -> bool:
     """
     deadline = time.monotonic() + schedule.duration + schedule.job_bound
     ended, last_change = -1, time.monotonic()
-    while not run.settle(timeout=1.0):
+    while not settled(run, 1.0):
         now = time.monotonic()
         if len(monitor.completed) != ended:
             ended, last_change = len(monitor.completed), now

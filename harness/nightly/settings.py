@@ -6,7 +6,7 @@
     rate = 5                  # jobs per second
     concurrency = 4           # submissions in flight at once
     faults = ["kill", "hang", "pool", "pause", "defence_off", "latency"]
-    pause_services = ["relay", "consumer", "worker:0"]   # what "pause" may stop for a while
+    pause_services = ["relay", "consumer", "worker1"]   # what "pause" may stop for a while
     defences = ["sweeper"]    # what "defence_off" may stop (another defence must cover for it)
     pool_failpoint = "submit.after_job_write"            # where "pool" empties the app's pool
     kill_failpoints = ["task.before_paid_call"]          # where "kill" may catch a worker mid-job

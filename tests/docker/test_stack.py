@@ -8,8 +8,8 @@ import pytest
 
 from harness._wait import wait_until
 from harness.errors import WaitTimeout
-from tests.integration.conftest import alive, family
-from tests.integration.tiny import job_state, submit
+from tests.common.processes import alive, family
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 

@@ -7,12 +7,12 @@ import redis
 from celery import Celery
 
 from harness._wait import wait_until
-from harness.errors import FaultError
+from harness.errors import FaultError, WaitTimeout
 from harness.faults import Fault
 from harness.checks import UNKNOWN
 from harness.checks.landed import faults_landed
 from harness.faults.services import BROKER_ERRORS, process_state
-from tests.integration.tiny import job_state, submit
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 
@@ -99,18 +99,19 @@ def test_failpoint_fault_raises_in_the_app_until_healed(tiny):
     fp = tiny.faults.failpoint("tiny.after_processing", "raise", exception="RuntimeError",
                                match={"job_id": "f1"})
     submit(tiny, "f1")
-    [trigger] = fp.wait_triggered(10)
+    [trigger] = fp.wait(10)
     assert trigger["context"] == {"job_id": "f1"}
     assert tiny.paidapi.ledger("f1") == []
     fp.heal()
     assert tiny.failpoints.armed() == {}
     completes(tiny, "after-failpoint")
     never = tiny.faults.failpoint("tiny.nowhere", "sleep", seconds=1)
-    with pytest.raises(FaultError, match="did not fire 1 time"):
-        never.wait_triggered(timeout=0.2)
+    with pytest.raises(FaultError, match="did not fire 1 time") as caught:
+        never.wait(timeout=0.2)
+    assert isinstance(caught.value, WaitTimeout) and caught.value.seen == []
 
 
-class BrokenHeal(Fault):
+class BrokenHeal(Fault, register=False):
     name = "broken_heal"
 
     def _inject(self):

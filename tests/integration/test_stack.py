@@ -6,7 +6,7 @@ import signal
 import pytest
 
 from harness._wait import wait_until
-from tests.integration.tiny import job_state, submit
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 

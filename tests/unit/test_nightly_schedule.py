@@ -7,7 +7,7 @@ from harness.errors import ConfigError
 from harness.nightly.kinds import DEFAULT_KINDS, Target
 from harness.nightly.schedule import Schedule, draw, shard_seed
 
-TARGET = Target(workers=2, pause_services=("relay", "worker:0"), defences=("sweeper",),
+TARGET = Target(workers=2, pause_services=("relay", "worker1"), defences=("sweeper",),
                 pool_failpoint="submit.after_job_write", kill_failpoints=("task.claimed",))
 
 
