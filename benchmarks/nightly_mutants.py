@@ -99,6 +99,9 @@ def main() -> int:
                   f"{'fails' if row.get('scenario_fails_on_mutant') else '-':<10} "
                   f"{'passes' if row.get('scenario_passes_on_refapp') else '-':<10} "
                   f"{'same' if row.get('same_invariant') else '-':<7} {row['seconds']}", flush=True)
+    if args.only and RESULTS.is_file():  # a partial rerun: keep the other mutants' rows
+        kept = [r for r in json.loads(RESULTS.read_text())["runs"] if r["mutant"] not in args.only]
+        rows = sorted(kept + rows, key=lambda r: list(CASES).index(r["mutant"]) if r["mutant"] in CASES else 99)
     found = [r for r in rows if r["found"]]
     fidelity = sum(r.get("same_invariant", False) for r in found) / len(found) if found else None
     complete = [r["mutant"] for r in found if r.get("shrunk_faults", 99) <= 2 and r.get("scenario_fails_on_mutant")

@@ -97,8 +97,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("defence_off", _defence_off, (10.0, 40.0), extends_bound=False, usable=lambda t: bool(t.defences)),
     Kind("latency", _latency, (1.0, 8.0), usable=lambda t: t.paidapi_proxied),
     Kind("broker", _broker, (1.0, 4.0)),
-    # a row the app's sweep cannot process while it is there: one bad row must not stop the sweep
-    Kind("poison", _poison, (3.0, 12.0), extends_bound=False, usable=lambda t: bool(t.poison)),
+    # a row the app's sweep cannot process while it is there: one bad row must not stop the sweep.
+    # It stays a while (until someone fixes it): several sweep rounds meet it, also a round that
+    # waited in the queue behind the jobs
+    Kind("poison", _poison, (10.0, 30.0), extends_bound=False, usable=lambda t: bool(t.poison)),
     Kind("database", _database, (0.5, 2.0)),
 )}
 DEFAULT_KINDS = ("kill", "hang", "pool", "pause", "defence_off", "latency")
