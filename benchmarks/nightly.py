@@ -61,8 +61,8 @@ def app_config(args: argparse.Namespace) -> cfg.Config:
     cli = {"seed": args.seed, **({"workers": args.workers} if args.workers else {})}
     config = cfg.resolve(cli=cli, pyproject=ROOT / "pyproject.toml")
     if args.worker_concurrency:
-        env = {**config.values["env"], "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
-        config = dataclasses.replace(config, values={**config.values, "env": env})
+        env = {**config.env, "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
+        config = dataclasses.replace(config, env=env)
     return config
 
 
@@ -92,7 +92,7 @@ def main() -> int:
     share = sum(used.values()) / (wall * os.cpu_count())
     report = {
         "rate_asked": args.rate, "duration_s": args.duration, "workers": config.workers,
-        "worker_concurrency": config.values["env"].get("REFAPP_WORKER_CONCURRENCY"), "wall_s": round(wall, 1), "seed": args.seed,
+        "worker_concurrency": config.env.get("REFAPP_WORKER_CONCURRENCY"), "wall_s": round(wall, 1), "seed": args.seed,
         "faults": len(schedule.faults), "faults_injected": sum(1 for f in data["faults"] if f["injected"]),
         "jobs_accepted": data["jobs"]["accepted"], "jobs_done": data["jobs"]["done"],
         "jobs_failed": data["jobs"]["failed"], "sustained_jobs_per_s": data["jobs"]["throughput"],

@@ -90,8 +90,8 @@ def app_config(args: argparse.Namespace) -> cfg.Config:
     cli = {"seed": args.seed, **({"workers": args.workers} if args.workers else {})}
     config = cfg.resolve(cli=cli, pyproject=ROOT / "pyproject.toml")
     if args.worker_concurrency:
-        env = {**config.values["env"], "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
-        config = dataclasses.replace(config, values={**config.values, "env": env})
+        env = {**config.env, "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
+        config = dataclasses.replace(config, env=env)
     return config
 
 
@@ -128,7 +128,7 @@ def main() -> int:
     jobs = data["jobs"]["done"] + data["jobs"]["failed"]
     total = sum(used.values())
     report = {"rate_asked": args.rate, "duration_s": args.duration, "workers": config.workers,
-              "worker_concurrency": config.values["env"].get("REFAPP_WORKER_CONCURRENCY"), "wall_s": round(wall, 1), "jobs_completed": jobs,
+              "worker_concurrency": config.env.get("REFAPP_WORKER_CONCURRENCY"), "wall_s": round(wall, 1), "jobs_completed": jobs,
               "cpu_s": dict(sorted(used.items(), key=lambda kv: -kv[1])), "cpu_s_total": round(total, 2),
               "cpu_ms_per_job": {g: round(1000 * s / max(jobs, 1), 1) for g, s in used.items()},
               "cpu_ms_per_job_total": round(1000 * total / max(jobs, 1), 1), "cores": os.cpu_count(),
