@@ -58,7 +58,7 @@ def harness_cpu(runner: NightlyRunner) -> dict[str, float]:
 
 def app_config(args: argparse.Namespace) -> cfg.Config:
     """refapp's configuration, with the worker count and concurrency asked for."""
-    cli = {"seed": args.seed, **({"workers": args.workers} if args.workers else {})}
+    cli = {"seed": args.seed, "workers": args.workers, "time_scale": args.time_scale}
     config = cfg.resolve(cli=cli, pyproject=ROOT / "pyproject.toml")
     if args.worker_concurrency:
         env = {**config.env, "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
@@ -75,6 +75,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=None, help="worker processes (config: workers)")
     parser.add_argument("--worker-concurrency", type=int, default=None,
                         help="Celery prefork children per worker (refapp: REFAPP_WORKER_CONCURRENCY)")
+    parser.add_argument("--time-scale", type=float, default=None,
+                        help="the app's time scale (config time_scale, 0.01): its polling and latencies scale with it")
     args = parser.parse_args()
     config = app_config(args)
     nightly = NightlySettings.from_config(config)
@@ -92,7 +94,8 @@ def main() -> int:
     share = sum(used.values()) / (wall * os.cpu_count())
     report = {
         "rate_asked": args.rate, "duration_s": args.duration, "workers": config.workers,
-        "worker_concurrency": config.env.get("REFAPP_WORKER_CONCURRENCY"), "wall_s": round(wall, 1), "seed": args.seed,
+        "worker_concurrency": config.env.get("REFAPP_WORKER_CONCURRENCY"),
+        "time_scale": config.time_scale, "wall_s": round(wall, 1), "seed": args.seed,
         "faults": len(schedule.faults), "faults_injected": sum(1 for f in data["faults"] if f["injected"]),
         "jobs_accepted": data["jobs"]["accepted"], "jobs_done": data["jobs"]["done"],
         "jobs_failed": data["jobs"]["failed"], "sustained_jobs_per_s": data["jobs"]["throughput"],

@@ -87,7 +87,7 @@ def by_group(table: dict[int, tuple[int, str, float]], pids: set[int]) -> dict[s
 
 def app_config(args: argparse.Namespace) -> cfg.Config:
     """refapp's configuration, with the worker count and concurrency asked for."""
-    cli = {"seed": args.seed, **({"workers": args.workers} if args.workers else {})}
+    cli = {"seed": args.seed, "workers": args.workers, "time_scale": args.time_scale}
     config = cfg.resolve(cli=cli, pyproject=ROOT / "pyproject.toml")
     if args.worker_concurrency:
         env = {**config.env, "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
@@ -105,6 +105,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=None, help="worker processes (config: workers)")
     parser.add_argument("--worker-concurrency", type=int, default=None,
                         help="Celery prefork children per worker (refapp: REFAPP_WORKER_CONCURRENCY)")
+    parser.add_argument("--time-scale", type=float, default=None,
+                        help="the app's time scale (config time_scale, 0.01): its polling and latencies scale with it")
     args = parser.parse_args()
     config = app_config(args)
     nightly = NightlySettings.from_config(config)
@@ -128,7 +130,8 @@ def main() -> int:
     jobs = data["jobs"]["done"] + data["jobs"]["failed"]
     total = sum(used.values())
     report = {"rate_asked": args.rate, "duration_s": args.duration, "workers": config.workers,
-              "worker_concurrency": config.env.get("REFAPP_WORKER_CONCURRENCY"), "wall_s": round(wall, 1), "jobs_completed": jobs,
+              "worker_concurrency": config.env.get("REFAPP_WORKER_CONCURRENCY"),
+        "time_scale": config.time_scale, "wall_s": round(wall, 1), "jobs_completed": jobs,
               "cpu_s": dict(sorted(used.items(), key=lambda kv: -kv[1])), "cpu_s_total": round(total, 2),
               "cpu_ms_per_job": {g: round(1000 * s / max(jobs, 1), 1) for g, s in used.items()},
               "cpu_ms_per_job_total": round(1000 * total / max(jobs, 1), 1), "cores": os.cpu_count(),
