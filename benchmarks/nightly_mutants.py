@@ -28,7 +28,8 @@ RESULTS = ROOT / "benchmarks" / "results" / "nightly_mutants.json"
 ALL_KINDS = "kill,hang,pool,pause,defence_off,latency,poison"
 
 CASES = {  # mutant -> (the nightly that finds it, the invariant it should fail)
-    "sweep-no-isolation": (["--seed", "9", "--duration", "40s", "--faults", ALL_KINDS], "sweep_complete"),
+    "sweep-no-isolation": (["--seed", "9", "--duration", "40s", "--faults", ALL_KINDS, "--rate", "2/s"],
+                           "sweep_complete"),
     "dual-write": (["--seed", "236", "--duration", "60s", "--faults", "pool,defence_off", "--rate", "2/s"],
                    "no_job_stuck"),
     "no-sweeper": (["--seed", "7", "--duration", "60s", "--faults", "broker,kill", "--rate", "2/s"], "no_job_stuck"),
@@ -86,6 +87,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--shrink-budget", default="4m")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where to write the JSON")
     args = parser.parse_args()
     rows = []
     print(f"{'mutant':<24} {'found':<6} {'invariant':<20} {'faults':<7} {'reruns':<7} {'on mutant':<10} "
@@ -101,8 +103,8 @@ def main() -> int:
                   f"{'fails' if row.get('scenario_fails_on_mutant') else '-':<10} "
                   f"{'passes' if row.get('scenario_passes_on_refapp') else '-':<10} "
                   f"{'same' if row.get('same_invariant') else '-':<7} {row['seconds']}", flush=True)
-    if args.only and RESULTS.is_file():  # a partial rerun: keep the other mutants' rows
-        kept = [r for r in json.loads(RESULTS.read_text())["runs"] if r["mutant"] not in args.only]
+    if args.only and args.results.is_file():  # a partial rerun: keep the other mutants' rows
+        kept = [r for r in json.loads(args.results.read_text())["runs"] if r["mutant"] not in args.only]
         rows = sorted(kept + rows, key=lambda r: list(CASES).index(r["mutant"]) if r["mutant"] in CASES else 99)
     found = [r for r in rows if r["found"]]
     fidelity = sum(r.get("same_invariant", False) for r in found) / len(found) if found else None
@@ -110,11 +112,11 @@ def main() -> int:
                 and r.get("scenario_passes_on_refapp")]
     report = {"mutants": len(rows), "found": len(found), "shrunk_and_reproduced": complete,
               "replay_fidelity": fidelity, "replay_target": 0.9, "runs": rows}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(report, indent=2) + "\n")
     print(f"found {len(found)}/{len(rows)}; shrunk to <= 2 faults and reproduced by the printed scenario: "
           f"{len(complete)}; replay fidelity {fidelity if fidelity is None else f'{fidelity:.0%}'}; "
-          f"written {RESULTS.relative_to(ROOT)}")
+          f"written {args.results}")
     return 0
 
 
