@@ -124,6 +124,7 @@ def _why_not_claimed(conn: Connection, job_id: str,
 def requeue(attempt: Attempt, reason: str) -> None:
     """Give the job back to the queue (its message will come again); the attempt ends."""
     with engine().begin() as conn:
+        attempt.writes_as(conn)
         moved = conn.execute(
             sa.update(jobs).where(attempt.owns()).values(state=QUEUED, reason=reason, updated_at=NOW)
         ).rowcount
@@ -141,6 +142,7 @@ def finish(attempt: Attempt, state: str, reason: str | None) -> None:
         failpoint(TASK_AFTER_STATUS_EVENT, **attempt.context(state=state))
     failpoint(TASK_BEFORE_FINAL_WRITE, **attempt.context(state=state))
     with engine().begin() as conn:
+        attempt.writes_as(conn)
         moved = conn.execute(
             sa.update(jobs).where(attempt.owns())
             .values(state=state, reason=reason, finished_at=NOW, updated_at=NOW, **_item_counts())

@@ -30,7 +30,7 @@ def test_identifiers_are_quoted():
 
 def test_missing_columns_log_null():
     sql = install_sql(StateLogConfig())
-    assert "VALUES (NEW.\"id\"::text, NEW.\"state\"::text, NULL, NULL, TG_OP)" in sql
+    assert "VALUES (NEW.\"id\"::text, NEW.\"state\"::text, NULL, NULL, TG_OP, " in sql
 
 
 @pytest.mark.parametrize("bad", ['jobs"; DROP TABLE x; --', "a b", "1jobs", "x$y$", ""])
@@ -120,6 +120,19 @@ def test_reason_attempt_and_deletes_are_logged_and_no_op_updates_are_not(conn):
     assert [(e.name, e.data.get("state"), e.data.get("reason"), e.attempt) for e in events] == [
         ("state", "running", None, 1), ("state", "running", None, 2),
         ("state", "failed", "timeout: paid call", 2), ("deleted", None, None, None)]
+
+
+@pytest.mark.integration
+def test_the_attempt_a_transaction_says_it_is_is_logged_with_its_writes(conn):
+    conn.execute("INSERT INTO jobs (state, attempt) VALUES ('running', 2)")  # nobody said: NULL
+    conn.execute("BEGIN; SELECT set_config('jobquake.attempt', '1', true);"
+                 " UPDATE jobs SET state = 'done'; COMMIT;")
+    conn.execute("UPDATE jobs SET state = 'failed'")  # the setting ended with its transaction
+    conn.execute("BEGIN; SELECT set_config('jobquake.attempt', 'not a number', true);"
+                 " UPDATE jobs SET state = 'queued'; COMMIT;")  # nonsense is no writer, never an error
+    events = read_state_log(conn, 0, CONFIG)
+    assert [(e.data["state"], e.data.get("writer_attempt")) for e in events] == [
+        ("running", None), ("done", 1), ("failed", None), ("queued", None)]
 
 
 @pytest.mark.integration
