@@ -23,11 +23,13 @@ from refapp import jobstatus, logs, settings, submit
 from refapp.celery_app import TASK_SWEEP_OVERDUE, get_app
 from refapp.event_hub import EventHub
 from refapp.events import TERMINAL
+from refapp.mutants import mutant
 
 log = logging.getLogger("refapp.api")
 
 HUB = web.AppKey("hub", EventHub)
 STREAMS = web.AppKey("streams", set)  # handler tasks of open event streams
+SAVES = web.AppKey("saves", set)  # background saves (mutant submit-acks-before-save only)
 CONFIG = web.AppKey("config", settings.Settings)
 KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream, so proxies keep it open
 
@@ -38,6 +40,7 @@ def make_app(config: settings.Settings) -> web.Application:
     app[CONFIG] = config
     app[HUB] = EventHub(config.events_url)
     app[STREAMS] = set()
+    app[SAVES] = set()
     app.on_startup.append(lambda a: a[HUB].start())
     app.on_shutdown.append(_close_streams)
     app.on_cleanup.append(lambda a: a[HUB].stop())
@@ -71,6 +74,9 @@ async def post_job(request: web.Request) -> web.Response:
         return _error(400, "the body is not JSON")
     try:
         sub = submit.check(body, request.app[CONFIG])
+        if mutant("submit-acks-before-save"):
+            return _answer_then_save(request.app, sub)
+        # the answer waits for the commit: a 202 means the job and its message are saved
         job_id, created = await asyncio.to_thread(submit.submit, sub)
     except submit.Rejected as exc:
         return _error(exc.status, exc.message)
@@ -78,6 +84,21 @@ async def post_job(request: web.Request) -> web.Response:
         log.error("submission not saved: %s", exc)
         return _error(503, "the job could not be saved; nothing was accepted, try again")
     return web.json_response({"job_id": job_id, "created": created}, status=202)
+
+
+def _answer_then_save(app: web.Application, sub: submit.Submission) -> web.Response:
+    """The ``submit-acks-before-save`` mutant: answer at once, save in the background."""
+    async def save() -> None:
+        try:
+            await asyncio.to_thread(submit.submit, sub)
+        except SQLAlchemyError:  # the wrong shape: the user was already told "accepted"
+            log.exception("job %s accepted but not saved", job_id)
+
+    job_id = submit.job_id_for(sub.project, sub.file)
+    task = asyncio.create_task(save())
+    app[SAVES].add(task)
+    task.add_done_callback(app[SAVES].discard)
+    return web.json_response({"job_id": job_id, "created": True}, status=202)
 
 
 async def get_job(request: web.Request) -> web.Response:

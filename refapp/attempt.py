@@ -117,6 +117,8 @@ class Heartbeat:
                     return
             except sa.exc.SQLAlchemyError as exc:  # a missed beat is survivable; six are not
                 log.warning("job %s: heartbeat failed: %s", self.attempt.job_id, exc)
+                if mutant("heartbeat-dies-on-db-error"):
+                    return  # the wrong shape: one database blip and the attempt looks dead for good
 
     def __enter__(self) -> Heartbeat:
         self._thread.start()

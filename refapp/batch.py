@@ -62,8 +62,10 @@ def run_batch(attempt: Attempt, batch: Sequence[Item], process: Process, *, noun
             jobstore.record_item(attempt, item.idx, ok=outcome.ok, result=outcome.result,
                                  reason=outcome.reason, retryable=outcome.retryable)
         except SoftTimeLimitExceeded:
-            # Not this item's fault. Record how far we got, then get out of the way.
-            finish_timed_out(attempt, position, len(batch), noun)
+            # Not this item's fault. Record how far we got (the items before this one), then get
+            # out of the way.
+            finished = position + 1 if mutant("progress-off-by-one") else position  # mutant: the one in flight too
+            finish_timed_out(attempt, finished, len(batch), noun)
             raise
 
 

@@ -99,6 +99,9 @@ class Consumer:
         job_id = json.loads(message["Body"])["job_id"]
         receives = int(message["Attributes"]["ApproximateReceiveCount"])
         await asyncio.to_thread(failpoint, CONSUMER_RECEIVED, job_id=job_id, receive_count=receives)
+        if mutant("sqs-delete-on-receive"):
+            # the wrong shape: "the database tracks the job now"; a crash or a retry has no message left
+            await self._delete(receipt)
         if receives > self.config.max_attempts:
             await asyncio.to_thread(jobstore.give_up, job_id, self.config.max_attempts)
             await self._delete(receipt)
@@ -164,6 +167,9 @@ class Consumer:
                 await asyncio.to_thread(failpoint, CONSUMER_HEARTBEAT, **attempt.context())
                 await asyncio.to_thread(sqs_queues.client().change_message_visibility,
                                         QueueUrl=self.url, ReceiptHandle=receipt, VisibilityTimeout=window)
+                if mutant("sqs-heartbeat-message-only"):
+                    continue  # the wrong shape: the queue knows the attempt lives, the sweeper does not
+                # the job's heartbeat too: the sweeper reads it, not the queue
                 if not await asyncio.to_thread(attempt.beat):
                     log.warning("job %s: attempt %s was declared dead", attempt.job_id, attempt.token)
                     return

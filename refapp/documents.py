@@ -46,6 +46,8 @@ def idempotency_key(job_id: str, step: str, attempt: int) -> str:
     """The key the provider deduplicates on: one per job and step, whatever the attempt."""
     if mutant("fresh-idempotency-key"):
         return f"refapp:{job_id}:{step}:attempt-{attempt}"  # the wrong shape
+    if mutant("idempotency-key-without-job"):
+        return f"refapp:{step}"  # the wrong shape: every job's document 0 is the same call
     return f"refapp:{job_id}:{step}"
 
 
@@ -93,11 +95,14 @@ def categorise(attempt: Attempt, step: str, text: str) -> str:
 def _before_paying(attempt: Attempt, step: str, *, ask_done: bool) -> str | None:
     """Check this attempt still owns the job and, when asked, whether the step is already done."""
     with engine().begin() as conn:
-        attempt.fence(conn)
+        if not mutant("pay-before-fence"):  # the wrong shape skips it: only the save is fenced
+            attempt.fence(conn)
         if not ask_done:
             return None
-        return conn.scalar(sa.select(step_results.c.output).where(
-            step_results.c.job_id == attempt.job_id, step_results.c.step == step))
+        this_step = step_results.c.step == step
+        if not mutant("step-cache-ignores-job"):  # the wrong shape: any job's answer for this step
+            this_step = sa.and_(step_results.c.job_id == attempt.job_id, this_step)
+        return conn.scalar(sa.select(step_results.c.output).where(this_step).limit(1))
 
 
 def _save(attempt: Attempt, step: str, answer: model_client.ModelAnswer) -> str:

@@ -79,6 +79,9 @@ def claim(job_id: str, route: str) -> tuple[Attempt | None, str]:
     takeable = sa.or_(jobs.c.state == QUEUED, sa.and_(jobs.c.state == RUNNING, stale))
     if mutant("consumer-not-idempotent"):
         takeable = sa.true()  # the wrong shape: nobody asks whether the job is done or in hand
+    elif mutant("claim-steals-live-job"):
+        # the wrong shape: "a redelivered message means the last attempt died"
+        takeable = jobs.c.state.in_((QUEUED, RUNNING))
     with engine().begin() as conn:
         row = conn.execute(
             sa.update(jobs)
@@ -141,17 +144,20 @@ def finish(attempt: Attempt, state: str, reason: str | None) -> None:
         events.publish(event)  # the wrong order: the screen may say done for a write that fails
         failpoint(TASK_AFTER_STATUS_EVENT, **attempt.context(state=state))
     failpoint(TASK_BEFORE_FINAL_WRITE, **attempt.context(state=state))
+    # fenced like every write: a dead attempt's verdict must not replace its successor's
+    owned = jobs.c.id == attempt.job_id if mutant("unfenced-final-write") else attempt.owns()
     with engine().begin() as conn:
         attempt.writes_as(conn)
         moved = conn.execute(
-            sa.update(jobs).where(attempt.owns())
+            sa.update(jobs).where(owned)
             .values(state=state, reason=reason, finished_at=NOW, updated_at=NOW, **_item_counts())
         ).rowcount
-    if not moved:
-        raise AttemptAbandoned(f"attempt {attempt.token} of job {attempt.job_id} no longer owns it")
-    if not mutant("event-before-commit"):
+    # only a write that landed is news (mutant event-for-refused-write: announced whatever the fence said)
+    if not mutant("event-before-commit") and (moved or mutant("event-for-refused-write")):
         events.publish(event)
         failpoint(TASK_AFTER_STATUS_EVENT, **attempt.context(state=state))
+    if not moved:
+        raise AttemptAbandoned(f"attempt {attempt.token} of job {attempt.job_id} no longer owns it")
 
 
 def _item_counts() -> dict[str, Any]:
@@ -186,7 +192,8 @@ def give_up(job_id: str, attempts: int) -> bool:
         if job is None or job["state"] in TERMINAL:
             return False
         last = job["reason"] or "no reason recorded"
-        label = "timeout" if last.startswith("timeout") else "error"
+        # the last attempt's label carries over: attempts that timed out end as a timeout
+        label = "timeout" if last.startswith("timeout") and not mutant("give-up-relabels-timeout") else "error"
         reason = f"{label}: gave up after {attempts} attempts (last: {last})"
         moved = conn.execute(
             sa.update(jobs).where(jobs.c.id == job_id, jobs.c.state.not_in(TERMINAL), sa.not_(fresh_run))

@@ -71,7 +71,7 @@ def generate(prompt: str, *, key: str, job_id: str, step: str, attempt: int) -> 
     headers = {"Idempotency-Key": key, "X-Job-Id": job_id, "X-Step": step, "X-Attempt": str(attempt),
                "X-Caller-Pid": str(os.getpid())}  # lets a harness tell which process holds the call
     try:
-        response = _client().post(ROUTE, json={"prompt": prompt}, headers=headers, timeout=timeout)
+        response = _post(headers, prompt, timeout)
     except httpx.TimeoutException as exc:
         if mutant("timeout-unlabelled"):
             raise ModelError(f"provider call failed: {exc!r}") from exc  # the wrong shape
@@ -83,6 +83,23 @@ def generate(prompt: str, *, key: str, job_id: str, step: str, attempt: int) -> 
     body = response.json()
     return ModelAnswer(output=str(body["output"]), call_id=_str_or_none(body.get("call_id")),
                        replayed=bool(body.get("replayed")))
+
+
+# A timed-out call is not retried here: the item fails as a timeout and the job's own retry
+# (the SQS path's next attempt) decides, so no document waits more than one deadline per attempt.
+TIMED_OUT_RETRIES = 2  # mutant retry-timed-out-call only
+
+
+def _post(headers: dict[str, str], prompt: str, timeout: httpx.Timeout | None) -> httpx.Response:
+    retries = TIMED_OUT_RETRIES if mutant("retry-timed-out-call") else 0
+    for retry in range(retries + 1):
+        try:
+            return _client().post(ROUTE, json={"prompt": prompt}, headers=headers, timeout=timeout)
+        except httpx.TimeoutException:
+            if retry == retries:
+                raise
+            log.warning("model call timed out; retrying (%d of %d)", retry + 1, retries)  # the wrong shape
+    raise AssertionError("unreachable")
 
 
 def _error_text(response: httpx.Response) -> str:

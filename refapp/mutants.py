@@ -35,6 +35,35 @@ MUTANTS: dict[str, str] = {
     "event-before-commit": "the final status event is published before the final DB write",
     "unstable-job-id": "every submission gets a fresh job id instead of one from (project, file)",
     "reference-table-rescan": "the category table is re-read for every document and row",
+    # -- transaction scope
+    "sweep-shared-transaction": "the overdue sweep marks every row in one transaction, without a savepoint per row",
+    "submit-acks-before-save": "the API answers 202 and saves the job in the background, after the answer",
+    # -- fencing on every write path
+    "unfenced-final-write": "the job's terminal state is written without checking the attempt still owns the job",
+    "pay-before-fence": "the paid call is made before the attempt proves it still owns the job",
+    "event-for-refused-write": "the final status event is published even when the fenced write was refused",
+    # -- retries around paid calls
+    "retry-timed-out-call": "a model call that timed out is retried twice more at once, each with a full deadline",
+    # -- cross-job interference
+    "step-cache-ignores-job": "'already done?' looks the step up by its name only, so another job's answer is reused",
+    "idempotency-key-without-job": "the idempotency key names the step but not the job, so jobs share answers",
+    "job-id-ignores-project": "the job id comes from the file name alone: another project's upload of it is no new job",
+    # -- limits and their layering
+    "model-deadline-over-batch-budget": "the table's per-call deadline (660 s) exceeds the batch's soft limit (600 s)",
+    "broker-visibility-below-hard-limit": "the broker's visibility timeout (300 s) is shorter than the task's hard limit",
+    "sweep-waits-on-locked-row": "the sweep waits without bound for a row another transaction holds locked",
+    # -- outbox and relay error paths
+    "relay-drops-after-retries": "the relay marks a row sent once its send retries run out, so an outage loses it",
+    "sqs-delete-on-receive": "the SQS consumer deletes a message when it receives it, before the attempt runs",
+    # -- heartbeat and sweeper
+    "sweeper-judges-by-start-time": "the sweeper calls a job abandoned when it started long ago, whatever its heartbeat",
+    "sqs-heartbeat-message-only": "the SQS heartbeat extends the message's visibility but not the job's heartbeat",
+    "heartbeat-dies-on-db-error": "the Celery heartbeat thread stops for good at its first database error",
+    "claim-steals-live-job": "a delivery claims a running job whatever its heartbeat says",
+    # -- reasons
+    "give-up-relabels-timeout": "a job given up after attempts that timed out is labelled 'error:', not 'timeout:'",
+    "progress-off-by-one": "'timed out after i of n' counts the item in flight as finished",
+    "sweep-progress-skips-failed": "a timed-out sweep's reason counts the rows it marked but not the rows that failed",
 }
 
 

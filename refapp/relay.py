@@ -57,7 +57,13 @@ def relay_one(conn: Connection) -> bool:
         failpoint(RELAY_BETWEEN_SEND_AND_MARK, **where)
         _send(row["destination"], row["payload"])
         return True
-    _send(row["destination"], row["payload"])
+    try:
+        _send(row["destination"], row["payload"])
+    except _transient() as exc:
+        if not mutant("relay-drops-after-retries"):
+            raise  # the row stays unsent: the next pass tries again, for as long as the outage lasts
+        # the wrong shape: "one undeliverable message must not block the outbox"
+        log.error("outbox row %s: giving up after retries (%s); marking it sent", row["id"], exc)
     failpoint(RELAY_BETWEEN_SEND_AND_MARK, **where)
     _mark_sent(conn, row["id"])
     return True

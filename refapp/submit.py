@@ -50,6 +50,8 @@ def job_id_for(project: str, file: str) -> str:
     """The job id of an upload: the same (project, file) always gives the same id."""
     if mutant("unstable-job-id"):
         return str(uuid.uuid4())  # the wrong shape: a second click is a second job
+    if mutant("job-id-ignores-project"):
+        return str(uuid.uuid5(JOB_NAMESPACE, file))  # the wrong shape: "invoice.pdf" of two projects is one job
     return str(uuid.uuid5(JOB_NAMESPACE, f"{project}\x00{file}"))
 
 

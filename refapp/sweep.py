@@ -9,13 +9,17 @@ far it got in ``sweep_runs``, also when the deadline stops it.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 from celery.exceptions import SoftTimeLimitExceeded
+from sqlalchemy.engine import Connection
 
+from refapp import budgets
 from refapp.db import NOW, engine, invoices, sweep_runs
 from refapp.failpoints import SWEEP_ROW, failpoint
 from refapp.mutants import mutant
@@ -60,9 +64,18 @@ def apply_to_each(row_ids: Iterable[int], fn: Callable[[int], None], tally: Tall
     return tally
 
 
-def mark_overdue(invoice_id: int) -> None:
-    """Mark one open, past-due invoice overdue (its own transaction)."""
-    with engine().begin() as conn:
+def mark_overdue(invoice_id: int, shared: Connection | None = None) -> None:
+    """Mark one open, past-due invoice overdue, in its own transaction.
+
+    A row that fails inside the database (a constraint, a lock held too
+    long) aborts only its own transaction. ``shared`` is for the
+    ``sweep-shared-transaction`` mutant alone.
+    """
+    with _row_transaction(shared) as conn:
+        if not mutant("sweep-waits-on-locked-row"):
+            # a row another transaction holds (somebody editing the invoice) fails fast, as this
+            # row's problem; the next run gets it. Unbounded, one held row would stall the whole sweep.
+            conn.execute(sa.text(f"SET LOCAL lock_timeout = {_lock_wait_ms()}"))
         invoice = conn.execute(sa.select(invoices).where(invoices.c.id == invoice_id)
                                .with_for_update()).mappings().first()
         failpoint(SWEEP_ROW, row_id=invoice_id)
@@ -74,15 +87,36 @@ def mark_overdue(invoice_id: int) -> None:
                      .values(status="overdue", overdue_at=NOW))
 
 
+def _lock_wait_ms() -> int:
+    return max(1, round(budgets.scaled("row_lock_wait") * 1000))
+
+
+@contextlib.contextmanager
+def _row_transaction(shared: Connection | None) -> Iterator[Connection]:
+    """One row's transaction: its own, or (mutant) the run's shared one, with no savepoint."""
+    if shared is not None:
+        yield shared  # the wrong shape: one failed statement aborts every row after it
+        return
+    with engine().begin() as conn:
+        yield conn
+
+
 def run_overdue_sweep() -> dict[str, object]:
     """Sweep every open invoice past its due date; returns the run's summary."""
     run_id, eligible = _start_run()
     tally = Tally()
     try:
-        apply_to_each(eligible, mark_overdue, tally, name="sweep_overdue")
+        if mutant("sweep-shared-transaction"):
+            with engine().begin() as shared:  # the wrong shape: one transaction for the whole run
+                apply_to_each(eligible, functools.partial(mark_overdue, shared=shared), tally,
+                              name="sweep_overdue")
+        else:
+            apply_to_each(eligible, mark_overdue, tally, name="sweep_overdue")
     except SoftTimeLimitExceeded:
+        # rows that failed were reached too: the next run starts after them as well
+        reached = tally.processed if mutant("sweep-progress-skips-failed") else tally.seen
         _end_run(run_id, "timed_out", tally,
-                 f"timeout: timed out after {tally.seen} of {len(eligible)} invoices")
+                 f"timeout: timed out after {reached} of {len(eligible)} invoices")
         raise
     except Exception as exc:
         _end_run(run_id, "failed", tally, f"error: {type(exc).__name__}: {exc}")

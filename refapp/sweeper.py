@@ -39,8 +39,9 @@ class SweepReport:
 
 
 def _stale_running() -> sa.ColumnElement[bool]:
-    return sa.and_(jobs.c.state == RUNNING,
-                   jobstore.older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale")))
+    # abandoned means "stopped beating", not "running for long": a slow job beats on
+    since = jobs.c.started_at if mutant("sweeper-judges-by-start-time") else jobs.c.heartbeat_at
+    return sa.and_(jobs.c.state == RUNNING, jobstore.older_than(since, budgets.scaled("heartbeat_stale")))
 
 
 def _lost_queued() -> sa.ColumnElement[bool]:

@@ -83,3 +83,25 @@ def test_acks_early(switch) -> None:
     assert celery_app.create_app(config).conf.task_acks_late is True
     config = switch("acks-early")
     assert celery_app.create_app(config).conf.task_acks_late is False
+
+
+def test_job_id_ignores_project(switch) -> None:
+    assert submit.job_id_for("p", "f") != submit.job_id_for("q", "f")
+    switch("job-id-ignores-project")
+    assert submit.job_id_for("p", "f") == submit.job_id_for("q", "f")
+
+
+def test_idempotency_key_without_job(switch) -> None:
+    assert documents.idempotency_key("j", "s", 1) != documents.idempotency_key("k", "s", 1)
+    switch("idempotency-key-without-job")
+    assert documents.idempotency_key("j", "s", 1) == documents.idempotency_key("k", "s", 1)
+
+
+def test_limit_layering_mutants_change_one_row_each(switch) -> None:
+    switch()
+    assert budgets.scaled("model_call", 1) < budgets.scaled("task:default", 1)
+    assert budgets.scaled("broker_visibility", 1) > budgets.scaled_hard("task:default", 1)
+    switch("model-deadline-over-batch-budget", "broker-visibility-below-hard-limit")
+    assert budgets.scaled("model_call", 1) > budgets.scaled("task:default", 1)
+    assert budgets.scaled("broker_visibility", 1) < budgets.scaled_hard("task:default", 1)
+    assert budgets.BUDGETS["model_call"].seconds == 120  # the table itself is unchanged
