@@ -191,6 +191,8 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
             "celery batch": [["model_call", call], ["task_soft", soft], ["task_hard", hard],
                              ["broker_visibility", visibility]],
             "celery sweep": [["task_soft", sweep_soft], ["task_hard", sweep_hard], ["broker_visibility", visibility]],
+            # the table's own per-call deadline, which applies wherever the setting is left unset
+            "celery batch, table defaults": [["model_call", scaled("model_call")], ["task_soft", soft]],
             "sqs attempt": [["model_call", call], ["sqs_attempt_cap", scaled("sqs_attempt_cap")]],
             "db wait": [["db_pool_wait", scaled("db_pool_wait")], ["task_soft", soft]],
             "liveness": [["heartbeat_interval", scaled("heartbeat_interval")],

@@ -100,7 +100,13 @@ def test_naming_an_attempt_that_never_ran_is_invalid():
 
 def test_no_reason_quoting_attempts_is_unknown():
     b = HistoryBuilder()
-    change(b, "j1", 1.0, "failed", 1, None, reason="timeout: timed out after 2 of 5 documents")
+    change(b, "j1", 1.0, "failed", 1, None, reason="error: provider returned 503")
+    assert verdict(reasons_match_evidence, b).valid == UNKNOWN
+
+
+def test_progress_of_a_job_without_paid_steps_is_not_judged():
+    b = HistoryBuilder()
+    change(b, "j1", 1.0, "failed", 1, None, reason="timeout: timed out after 2 of 5 rows")
     assert verdict(reasons_match_evidence, b).valid == UNKNOWN
 
 
@@ -251,3 +257,39 @@ def test_an_unknown_of_an_invariant_switched_on_by_evidence_is_left_out():
     switched = [c for c in GENERIC_INVARIANTS if checker_name(c) == "writes_by_current_attempt"]
     results = [Result("writes_by_current_attempt", UNKNOWN, "nothing judged"), Result("other", UNKNOWN, "x")]
     assert [r.name for r in decided(results, switched)] == ["other"]
+
+
+# -- reasons: progress --------------------------------------------------------------------------
+def soft_limit_mid_batch(said: int) -> HistoryBuilder:
+    """Two documents answered, the third's call in flight when the batch budget fired at 3.0 s."""
+    b = HistoryBuilder()
+    for i in range(2):
+        b.call("j1", i * 1.0, i * 1.0 + 0.9, step=f"doc-{i}")
+    b.call("j1", 2.0, None, step="doc-2", state="in_flight")
+    change(b, "j1", 3.0, "failed", 1, None, reason=f"timeout: timed out after {said} of 6 documents")
+    return b
+
+
+def test_progress_the_completed_calls_account_for_is_valid():
+    assert verdict(reasons_match_evidence, soft_limit_mid_batch(said=2)).valid is True
+
+
+def test_progress_counting_the_item_in_flight_is_invalid():
+    result = verdict(reasons_match_evidence, soft_limit_mid_batch(said=3))
+    assert result.valid is False and "only 2 step(s) had completed" in result.message
+
+
+def sweep_run(reason: str) -> HistoryBuilder:
+    b = HistoryBuilder()
+    b.event(v.SWEEP, OK, v.SWEEP, 1.0, run_id=1, state="timed_out", reason=reason, eligible=[1, 2, 3],
+            processed=[1, 3], failed=[2], unreached=[4, 5])
+    return b
+
+
+def test_sweep_progress_equal_to_the_rows_handled_is_valid():
+    assert verdict(reasons_match_evidence, sweep_run("timeout: timed out after 3 of 5 invoices")).valid is True
+
+
+def test_sweep_progress_leaving_out_failed_rows_is_invalid():
+    result = verdict(reasons_match_evidence, sweep_run("timeout: timed out after 2 of 5 invoices"))
+    assert result.valid is False and "3 of 5 handled" in result.message
