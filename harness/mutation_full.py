@@ -18,7 +18,7 @@ invariant: they say the scenario could not be judged as written.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.mutation import MutationMatrix, Outcome
@@ -36,6 +36,12 @@ class FullResult:
     name: str
     description: str
     outcome: Outcome
+    declared: list[tuple[str, str | None]] = field(default_factory=list)  # (scenario, invariant) it was written for
+
+    @property
+    def declared_caught(self) -> bool:
+        """A scenario written for this mutant failed with the invariant it names (as ``jobquake mutants`` asks)."""
+        return any(inv in self.outcome.violated.get(nodeid, []) for nodeid, inv in self.declared)
 
     @property
     def failures(self) -> dict[str, list[str]]:
@@ -63,11 +69,16 @@ def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
     """The baseline and every mutant, each against the whole suite (``matrix.jobs`` at once)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    declared: dict[str, list[tuple[str, str | None]]] = {}
+    for nodeid, marks in matrix.catches().items():
+        for mutant, invariant in marks:
+            declared.setdefault(mutant, []).append((nodeid, invariant))
     with ThreadPoolExecutor(max_workers=matrix.jobs) as pool:
         try:
             baseline = pool.submit(matrix.run_one, None, [matrix.scenarios])
             futures = {name: pool.submit(matrix.run_one, name, [matrix.scenarios]) for name in matrix.mutants}
-            results = [FullResult(name, matrix.mutants[name], futures[name].result()) for name in matrix.mutants]
+            results = [FullResult(name, matrix.mutants[name], futures[name].result(), declared.get(name, []))
+                       for name in matrix.mutants]
             return baseline.result(), results
         except BaseException:  # a stop signal: end the runs in progress, start no more
             pool.shutdown(wait=False, cancel_futures=True)
@@ -106,7 +117,11 @@ def render_full(baseline: Outcome, results: list[FullResult], wall: float | None
     caught = sum(r.caught for r in results)
     by_invariant = sum(r.caught_by_invariant for r in results)
     took = f"  in {wall:.0f}s" if wall is not None else ""
-    lines += ["", f"mutation score: {caught}/{len(results)} caught, "
+    declared = [r for r in results if r.declared]
+    lost = [r.name for r in declared if not r.declared_caught]
+    lines += ["", f"declared catches: {len(declared) - len(lost)}/{len(declared)} mutants caught by the scenario "
+                  f"and invariant written for them" + (f" (not: {', '.join(lost)})" if lost else "")]
+    lines += [f"mutation score: {caught}/{len(results)} caught, "
                   f"{by_invariant}/{len(results)} caught by invariants{took}"]
     return lines
 
@@ -120,6 +135,7 @@ def full_to_json(baseline: Outcome, results: list[FullResult], wall: float | Non
         "matrix": {r.name: r.failures for r in results},
         "mutants": [{"name": r.name, "description": r.description, "caught": r.caught,
                      "caught_by_invariant": r.caught_by_invariant, "invariants": r.invariants,
+                     "declared": r.declared, "declared_caught": r.declared_caught,
                      "failures": r.failures, "outcome": asdict(r.outcome)} for r in results],
         "score": {"caught": sum(r.caught for r in results),
                   "caught_by_invariants": sum(r.caught_by_invariant for r in results),

@@ -49,8 +49,20 @@ def test_every_mutant_runs_the_whole_suite(monkeypatch):
     m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=Path("/nonexistent"))
     m.mutants = {"acks-early": "x", "no-sweeper": "y"}
     ran = []
+    monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [("acks-early", "every_job_terminal")]})
     monkeypatch.setattr(m, "run_one", lambda mutant, nodeids: ran.append((mutant, nodeids)) or outcome(mutant))
     baseline, results = run_full(m)
     assert sorted((mutant or "", nodeids) for mutant, nodeids in ran) == [
         ("", [m.scenarios]), ("acks-early", [m.scenarios]), ("no-sweeper", [m.scenarios])]
     assert [r.name for r in results] == ["acks-early", "no-sweeper"]
+    assert results[0].declared == [("s.py::a", "every_job_terminal")] and results[1].declared == []
+
+
+def test_a_declared_catch_holds_when_its_scenario_fails_with_its_invariant():
+    caught = FullResult("m", "", outcome("m", violated={"s::a": ["every_job_terminal"]}),
+                        [("s::a", "every_job_terminal")])
+    other = FullResult("n", "", outcome("n", violated={"s::a": ["no_double_billing"]}),
+                       [("s::a", "every_job_terminal")])
+    assert caught.declared_caught and not other.declared_caught
+    lines = render_full(outcome(None), [caught, other])
+    assert "declared catches: 1/2 mutants caught by the scenario and invariant written for them (not: n)" in lines
