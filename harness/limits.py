@@ -7,8 +7,9 @@ setting such as a per-call deadline, or a mutant switch, is seen as the app
 sees it). It returns::
 
     {"chains": {name: [[limit, seconds | None], ...]},   # innermost first, see checks/nesting.py
-     "step_blocked": seconds}                           # bound on one step's time blocked on the
+     "step_blocked": seconds,                           # bound on one step's time blocked on the
                                                         # provider across every attempt (checks/end_to_end.py)
+     "attempt_blocked": seconds}                        # the same within one attempt (optional)
 
 recorded as one ``budget ok limits`` event. **Results** (config
 ``results_query``): SQL returning the app's saved paid-step results, one
@@ -47,7 +48,7 @@ def _check_shape(spec: str, declared: Any) -> dict[str, Any]:
         raise ConfigError(f"limits = {spec!r}: step_blocked must be seconds or {{step: seconds}}, got {blocked!r}",
                           key="limits")
     return {"chains": {str(k): [[str(n), s] for n, s in layers] for k, layers in chains.items()},
-            "step_blocked": blocked}
+            "step_blocked": blocked, "attempt_blocked": declared.get("attempt_blocked")}
 
 
 def declared_limits(spec: str, time_scale: float, env: Mapping[str, str], root: Any = None) -> dict[str, Any]:

@@ -173,7 +173,8 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
     first, every value in scaled seconds (or a count), computed by refapp's
     own code under the settings ``env`` gives (a mutant switched on there is
     seen); ``step_blocked`` bounds one paid step's time blocked on the
-    provider: one per-call deadline per attempt the code allows.
+    provider: one per-call deadline per attempt the code allows;
+    ``attempt_blocked`` the same within one attempt: one deadline.
     """
     from refapp import model_client, settings, sqs_queues
 
@@ -200,4 +201,5 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
             "sqs receives": [["code_attempts", config.max_attempts],
                              ["queue_max_receives", sqs_queues.max_receives()]],
         }
-        return {"chains": chains, "step_blocked": model_client.model_deadline() * config.max_attempts}
+        deadline = model_client.model_deadline()  # one call per step and attempt, each within it
+        return {"chains": chains, "step_blocked": deadline * config.max_attempts, "attempt_blocked": deadline}

@@ -8,7 +8,10 @@ the time the app was blocked on the provider across every call and attempt,
 and compares the sum with the declared bound for a step: by default the
 ``step_blocked`` figure of the app's declared limits (``budget ok limits``
 event, see ``harness.limits``: per-call deadline times the attempts the
-app allows), or the ``bound`` option.
+app allows), or the ``bound`` option; and, where the app declares
+``attempt_blocked`` (or ``attempt_bound`` is given), the same within each
+attempt: a retry loop inside one attempt waits out several deadlines where
+the app allows one.
 
 How long one call blocked the app is measured from the app's side, as a
 lower bound: from the call's start to the first of its end in the ledger,
@@ -35,6 +38,7 @@ from harness.history.history import History
 NAME = "end_to_end_deadline"
 LIMITS = "limits"  # budget event name: the app's layered limits
 STEP_BLOCKED = "step_blocked"
+ATTEMPT_BLOCKED = "attempt_blocked"
 DEFAULT_SLACK = 0.1  # of the bound
 MIN_SLACK = 0.5  # seconds: the work between the client giving up and the app's next sign of it
 
@@ -88,15 +92,37 @@ def _bound_for(step: str, bound: float | Mapping[str, float]) -> float | None:
     return float(bound)
 
 
+def _over(history: History, job_id: str, step: str, calls: list[PaidCall], limit: float, slack: float | None,
+          scope: str) -> dict[str, Any] | None:
+    """The violation when ``calls`` blocked the app longer than ``limit`` (plus slack), else None."""
+    blocked = _blocked(history, job_id, calls, history.end)
+    if blocked <= limit + (max(DEFAULT_SLACK * limit, MIN_SLACK) if slack is None else slack):
+        return None
+    return {"job_id": job_id, "step": step, "attempt": calls[-1].attempt, "scope": scope, "calls": len(calls),
+            "blocked_s": round(blocked, 3), "bound_s": limit,
+            "attempts": sorted({c.attempt for c in calls if c.attempt is not None}),
+            "at": history.relative(calls[0].t_start)}
+
+
+def _by_attempt(calls: list[PaidCall]) -> list[list[PaidCall]]:
+    grouped: dict[int, list[PaidCall]] = {}
+    for call in calls:
+        if call.attempt is not None:
+            grouped.setdefault(call.attempt, []).append(call)
+    return list(grouped.values())
+
+
 @invariant(NAME, needs=(PAID_CALLS,))
 def end_to_end_deadline(history: History, snapshot: Snapshot | None,
-                        bound: float | Mapping[str, float] | None = None, slack: float | None = None) -> Result:
-    """Per job and step, the time blocked on the provider across all calls stays within the bound."""
-    if bound is None:
-        bound = declared_limits(history).get(STEP_BLOCKED)
+                        bound: float | Mapping[str, float] | None = None,
+                        attempt_bound: float | Mapping[str, float] | None = None,
+                        slack: float | None = None) -> Result:
+    """Per job and step (and per attempt), the time blocked on the provider stays within the bound."""
+    declared = declared_limits(history)
+    bound = declared.get(STEP_BLOCKED) if bound is None else bound
+    attempt_bound = declared.get(ATTEMPT_BLOCKED) if attempt_bound is None else attempt_bound
     if bound is None:
         return unknown_result(NAME, "no bound: the app declares no limits.step_blocked and no bound option was given")
-    until = history.end
     violations, judged = [], 0
     for job_id, calls in calls_by_job(history).items():
         by_step: dict[str, list[PaidCall]] = {}
@@ -107,19 +133,19 @@ def end_to_end_deadline(history: History, snapshot: Snapshot | None,
             if limit is None:
                 continue
             judged += 1
-            blocked = _blocked(history, job_id, step_calls, until)
-            allowed = limit + (max(DEFAULT_SLACK * limit, MIN_SLACK) if slack is None else slack)
-            if blocked > allowed:
-                first = step_calls[0]
-                violations.append({"job_id": job_id, "step": step, "attempt": step_calls[-1].attempt,
-                                   "calls": len(step_calls), "blocked_s": round(blocked, 3), "bound_s": limit,
-                                   "attempts": sorted({c.attempt for c in step_calls if c.attempt is not None}),
-                                   "at": history.relative(first.t_start)})
+            found = _over(history, job_id, step, step_calls, limit, slack, "step")
+            per_attempt = None if attempt_bound is None else _bound_for(step, attempt_bound)
+            for attempt_calls in (_by_attempt(step_calls) if per_attempt is not None and found is None else []):
+                found = found or _over(history, job_id, step, attempt_calls, per_attempt, slack, "attempt")
+            if found is not None:
+                violations.append(found)
     if violations:
         f = violations[0]
+        within = f" in attempt {f['attempt']}" if f["scope"] == "attempt" else ""
         return invalid_result(NAME, f"{len(violations)} step(s) blocked on the provider past their bound; first: "
-                              f"job {f['job_id']} step {f['step']!r} blocked {f['blocked_s']:.3f}s over "
-                              f"{f['calls']} call(s), bound {f['bound_s']:g}s", violations, judged=judged)
+                              f"job {f['job_id']} step {f['step']!r} blocked {f['blocked_s']:.3f}s{within} over "
+                              f"{f['calls']} call(s), bound {f['bound_s']:g}s per {f['scope']}", violations,
+                              judged=judged)
     if not judged:
         return unknown_result(NAME, "no step had a bound to judge")
     return valid_result(NAME, f"{judged} step(s) each blocked on the provider within their bound",

@@ -35,8 +35,9 @@ def saved(b: HistoryBuilder, job: str, step: str, t: float, call_id: str | None,
             refused=False)
 
 
-def limits(b: HistoryBuilder, chains=None, step_blocked=None) -> None:
-    b.event(v.BUDGET, OK, LIMITS, 0.0, chains=chains or {}, step_blocked=step_blocked)
+def limits(b: HistoryBuilder, chains=None, step_blocked=None, attempt_blocked=None) -> None:
+    b.event(v.BUDGET, OK, LIMITS, 0.0, chains=chains or {}, step_blocked=step_blocked,
+            attempt_blocked=attempt_blocked)
 
 
 # -- writes by the current attempt ------------------------------------------------------------
@@ -214,6 +215,17 @@ def test_the_ledger_end_of_a_call_the_app_left_is_not_counted():
 def test_a_bound_option_overrides_the_declaration():
     b = retries_around_a_hang(3, 1.0)
     assert verdict(end_to_end_deadline, b, bound={"*": 1.0}).valid is False
+
+
+def test_retries_inside_one_attempt_past_the_attempt_bound_are_invalid():
+    b = HistoryBuilder()
+    for i in range(3):  # one attempt, three calls for the same step, each cut at its 1 s deadline
+        b.call("j1", i * 1.0, 60.0, attempt=1, step="s", state="hung")
+    change(b, "j1", 3.0, "failed", 1, None, reason="timeout")
+    limits(b, step_blocked=3.0, attempt_blocked=1.0)
+    result = verdict(end_to_end_deadline, b)
+    assert result.valid is False and result.counterexample[0]["scope"] == "attempt"
+    assert "per attempt" in result.message
 
 
 def test_no_bound_is_unknown():
