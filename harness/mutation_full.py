@@ -12,7 +12,9 @@ against every mutant and, for each scenario that fails, tells apart
   error) while every invariant it ran held.
 
 A mutant is *caught by invariants* when at least one scenario caught it by
-invariant. Results that judge the run rather than the app (a fault that did
+invariant. A scenario that fails without any mutant too (a flake, a load
+the machine could not carry) is no catch, unless the mutant made an
+invariant invalid that the run without it did not. Results that judge the run rather than the app (a fault that did
 not land, settle timing out, work leaking between tests) are not catches by
 invariant: they say the scenario could not be judged as written.
 """
@@ -37,6 +39,7 @@ class FullResult:
     description: str
     outcome: Outcome
     declared: list[tuple[str, str | None]] = field(default_factory=list)  # (scenario, invariant) it was written for
+    baseline: Outcome | None = None  # the run with no mutant: what fails there is no catch
 
     @property
     def declared_caught(self) -> bool:
@@ -48,8 +51,15 @@ class FullResult:
         """{nodeid: invalid app invariants ([] = only the scenario's own assert)} of failing scenarios."""
         out = self.outcome
         failing = set(out.failed) | {n for n, names in out.violated.items() if names}
-        return {nodeid: sorted(set(out.violated.get(nodeid, [])) - NOT_APP_INVARIANTS)
-                for nodeid in sorted(failing)}
+        found = {nodeid: sorted(set(out.violated.get(nodeid, [])) - NOT_APP_INVARIANTS) for nodeid in sorted(failing)}
+        return {nodeid: names for nodeid, names in found.items() if not self._fails_anyway(nodeid, names)}
+
+    def _fails_anyway(self, nodeid: str, names: list[str]) -> bool:
+        """The scenario failed without the mutant too, and the mutant added no invalid invariant."""
+        base = self.baseline
+        if base is None or nodeid not in set(base.failed) | {n for n, v in base.violated.items() if v}:
+            return False
+        return set(names) <= set(base.violated.get(nodeid, []))
 
     @property
     def caught(self) -> bool:
@@ -77,8 +87,8 @@ def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
         try:
             baseline = pool.submit(matrix.run_one, None, [matrix.scenarios])
             futures = {name: pool.submit(matrix.run_one, name, [matrix.scenarios]) for name in matrix.mutants}
-            results = [FullResult(name, matrix.mutants[name], futures[name].result(), declared.get(name, []))
-                       for name in matrix.mutants]
+            results = [FullResult(name, matrix.mutants[name], futures[name].result(), declared.get(name, []),
+                                  baseline.result()) for name in matrix.mutants]
             return baseline.result(), results
         except BaseException:  # a stop signal: end the runs in progress, start no more
             pool.shutdown(wait=False, cancel_futures=True)

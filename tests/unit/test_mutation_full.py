@@ -66,3 +66,12 @@ def test_a_declared_catch_holds_when_its_scenario_fails_with_its_invariant():
     assert caught.declared_caught and not other.declared_caught
     lines = render_full(outcome(None), [caught, other])
     assert "declared catches: 1/2 mutants caught by the scenario and invariant written for them (not: n)" in lines
+
+
+def test_a_scenario_failing_without_the_mutant_too_is_no_catch():
+    baseline = outcome(None, failed=["s::flaky"], violated={"s::flaky": []})
+    same = FullResult("m", "", outcome("m", failed=["s::flaky"]), baseline=baseline)
+    more = FullResult("n", "", outcome("n", failed=["s::flaky"], violated={"s::flaky": ["every_job_terminal"]}),
+                      baseline=baseline)
+    assert same.failures == {} and not same.caught
+    assert more.failures == {"s::flaky": ["every_job_terminal"]} and more.caught_by_invariant
