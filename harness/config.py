@@ -312,6 +312,8 @@ class Config:
     job_id_from: str
     job_updated_column: str
     nightly: dict[str, Any]
+    limits: str
+    results_query: str
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     root: Path = Path(".")
     # keys of OPTIONS that have no field above yet: still readable as attributes

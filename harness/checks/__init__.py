@@ -31,13 +31,16 @@ from harness.checks.budgets import effective_budget, query_budget
 from harness.checks.dead_attempts import no_effect_from_dead_attempt
 from harness.checks.deadline import deadline_honoured
 from harness.checks.done_steps import no_paid_call_for_done_step
+from harness.checks.end_to_end import end_to_end_deadline
 from harness.checks.failure import InvariantUnknown, InvariantViolation, format_failure, violation_error
 from harness.checks.landed import faults_landed
+from harness.checks.nesting import limits_nest
 from harness.checks.overlap import no_overlapping_attempts
+from harness.checks.provenance import results_have_provenance
+from harness.checks.reasons import reasons_match_evidence
 from harness.checks.registry import ALL_CHECKERS, CHECKERS, GLOBAL_INVARIANTS, checkers_by_name
 from harness.checks.result import UNKNOWN, Result, Verdict, merge_valid
 from harness.checks.runner import Checker, checker_name, invariant, run_checks
-from harness.evidence import JobRow, Snapshot
 from harness.checks.status_events import status_events_consistent
 from harness.checks.submissions import no_lost_submission
 from harness.checks.sweep import sweep_complete
@@ -45,6 +48,8 @@ from harness.checks.terminal import every_job_terminal
 from harness.checks.terminal_final import terminal_is_final
 from harness.checks.timeouts import timeout_labelled
 from harness.checks.uploads import no_upload_billed_twice
+from harness.checks.writer_attempt import writes_by_current_attempt
+from harness.evidence import JobRow, Snapshot
 
 __all__ = [
     "ALL_CHECKERS", "CHECKERS", "GLOBAL_INVARIANTS", "UNKNOWN",
@@ -56,4 +61,6 @@ __all__ = [
     "no_effect_from_dead_attempt", "no_lost_submission", "no_overlapping_attempts",
     "no_paid_call_for_done_step", "no_upload_billed_twice", "query_budget", "status_events_consistent",
     "sweep_complete", "terminal_is_final", "timeout_labelled",
+    "end_to_end_deadline", "limits_nest", "reasons_match_evidence", "results_have_provenance",
+    "writes_by_current_attempt",
 ]
