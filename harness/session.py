@@ -143,7 +143,7 @@ class JobquakeSession:
                 pass  # a result below (settled_before_verdict), with what was pending
         if opts.expect:
             run.expect(**opts.expect)
-        history, snapshot = run.collect()
+        history, snapshot = run._collect()
         leaks = no_work_from_earlier_tests(history, self._created_by)
         judged = without_leaks(history) if leaks.valid is False else history
         checkers = opts.checkers() + ([faults_landed] if run.faults.injected else [])  # each fault must land
@@ -209,7 +209,7 @@ class JobquakeSession:
 
     def _worker_event(self, name: str, worker: Any, data: dict) -> None:
         if self._run is not None:
-            self._run.history.record("worker", "ok", name, data=data)
+            self._run.record.worker(name, **data)
 
     def begin(self, node: pytest.Item, stack: Stack) -> Run:
         stack.reset()
@@ -221,6 +221,6 @@ class JobquakeSession:
         try:
             isolate(run, run.settler.read_all())  # nothing of this test may reach the next one
         finally:
-            run.save_logs()
-            run.close()
+            run._save_logs()
+            run._close()
             self._run = None

@@ -153,12 +153,12 @@ def judge(run: Any, schedule: Schedule, driven: Driven, title: str) -> Outcome:
 
     run.faults.heal_all()
     began = time.monotonic()
-    history, snapshot = run.collect()  # the ledger, failpoint triggers, the job state log, the snapshot
+    history, snapshot = run._collect()  # the ledger, failpoint triggers, the job state log, the snapshot
     collected = time.monotonic()
     verdict = run_checks(invariants(schedule), history, snapshot, SWEEP_OPTIONS if schedule.sweep_every else None)
     check_s = round(time.monotonic() - collected, 3)
     write_artifacts(run.artifacts, history, snapshot, verdict, title=title, seed=schedule.seed)
-    run.save_logs()
+    run._save_logs()
     return Outcome(schedule, verdict, driven, history, snapshot, run.artifacts, check_s,
                    extra={"collect_s": round(collected - began, 3), "history_events": len(history)})
 
@@ -200,7 +200,7 @@ class NightlyRunner:
 
     def _worker_event(self, name: str, worker: Any, data: dict) -> None:
         if self._run is not None:
-            self._run.history.record("worker", "ok", name, data=data)
+            self._run.record.worker(name, **data)
 
     def run_schedule(self, schedule: Schedule, artifacts: Path, on_tick: Callable[[Status], None] | None = None,
                      title: str = "nightly", fail_fast: bool = False) -> Outcome:
@@ -219,7 +219,7 @@ class NightlyRunner:
             return judge(run, schedule, driven, title)
         finally:
             run.faults.heal_all()
-            run.close()
+            run._close()
             self._run = None
             self._on_run(None)
 

@@ -115,7 +115,7 @@ def test_task_runs_reach_the_history_and_the_snapshot_shows_each_jobs_age(plain)
     submit(plain, "plain.with_httpx", "item-5")
     wait_status(plain, "item-5", "finished")
     assert plain.settle(10)
-    history, snapshot = plain.collect()
+    history, snapshot = plain._collect()
     runs = [(e.type, e.name, e.job_id, e.attempt) for e in history if e.source == "instrument"]
     assert runs == [("invoke", "task", "item-5", 1), ("ok", "task", "item-5", 1)]
     row = snapshot.job("item-5")
