@@ -148,6 +148,10 @@ class Run:
         self.history.extend(events_from_state_log(changes))
         self._read(STATE_LOG_SOURCE, len(changes))
         self.history.extend(events_from_attempt_deaths(attempt_deaths(changes, self.jobs.terminal_states)))
+        from harness.limits import record_limits, record_results
+
+        record_limits(self)  # the app's declared limits and saved results: generic invariants' evidence
+        record_results(self, self.database_dsn)
         snapshot = self.jobs.snapshot(self.database_dsn)
         self._read(SNAPSHOT_SOURCE, len(snapshot.jobs))
         snapshot.save(self.artifacts / "snapshot.json")

@@ -13,7 +13,9 @@ from harness import markers
 from harness._signals import QUICK_STOP, StopOnSignal
 from harness.checks import Result, Verdict, run_checks, violation_error
 from harness.checks.failure import failure_text, format_result
+from harness.checks.generic import applicable, decided
 from harness.checks.landed import faults_landed
+from harness.checks.runner import checker_name
 from harness.errors import ConfigError, HarnessError, SettleTimeout
 from harness.isolation import isolate
 from harness.leaks import created_jobs, leaked_to_later, no_work_from_earlier_tests, without_leaks
@@ -149,7 +151,9 @@ class JobquakeSession:
         checkers = opts.checkers() + ([faults_landed] if run.faults.injected else [])  # each fault must land
         if not checkers:
             raise ScenarioError(f"{item.nodeid} runs no checker: nothing would be judged")
-        verdict = run_checks(checkers, judged, snapshot, opts.options)
+        generic = applicable(judged, snapshot, skip=opts.skip_checks, already=map(checker_name, checkers))
+        verdict = run_checks(checkers + generic, judged, snapshot, opts.options)
+        verdict = Verdict(tuple(decided(verdict.results, generic)), verdict.options)
         verdict = self._apart(item.nodeid, verdict, leaks, settle_result(run.settle_outcome))
         self._created_by.update(dict.fromkeys(created_jobs(history), item.nodeid))
         self._save(item, run, history, snapshot, verdict)
