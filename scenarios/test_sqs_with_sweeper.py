@@ -12,10 +12,12 @@ the defences meet:
   works.
 * **a provider that never answers**: every attempt times out; after the
   code's last attempt the job must end ``failed`` as a *timeout*, within the
-  retries' own bound. Bugs: ``give-up-relabels-timeout`` (the final reason
-  says ``error:``), ``sqs-delete-on-receive`` (the message is deleted on
-  receipt, so the first retry has none and the job waits for the sweeper's
-  slow rescue), ``dlq-before-code-limit`` (the dead-letter queue takes the
+  retries' own bound. Bugs: ``retry-timed-out-call`` (every attempt waits
+  out three deadlines, so the job is not done within that bound),
+  ``give-up-relabels-timeout`` (the final reason says ``error:``),
+  ``sqs-delete-on-receive`` (the message is deleted on receipt, so the
+  first retry has none and the job waits for the sweeper's slow rescue),
+  ``dlq-before-code-limit`` (the dead-letter queue takes the
   last delivery; only the sweeper's slow rescue ends the job).
 * **a dead attempt that wakes up before paying**: one user's attempt 1
   stalls just before a paid call, past the cap, while other users' jobs run;
@@ -71,6 +73,7 @@ def test_a_long_sqs_attempt_stays_alive_for_the_queue_and_for_the_sweeper(jq, re
     assert (job["state"], job["attempt"]) == ("done", 1), job
 
 
+@pytest.mark.catches("retry-timed-out-call", invariant="every_job_terminal")
 @pytest.mark.catches("give-up-relabels-timeout", invariant="timeout_labelled")
 @pytest.mark.catches("sqs-delete-on-receive", invariant="every_job_terminal")
 @pytest.mark.catches("dlq-before-code-limit", invariant="every_job_terminal")
