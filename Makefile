@@ -4,7 +4,7 @@ PYTEST ?= $(VENV)/bin/pytest
 PYTEST_ARGS ?=
 EXTRAS ?= dev
 
-.PHONY: setup demo test mutants images benchmarks clean api-docs
+.PHONY: setup demo test mutants images benchmarks clean api-docs mutants-full
 
 setup:
 	@EXTRAS=$(EXTRAS) bash scripts/setup.sh
@@ -18,6 +18,9 @@ test: setup
 # the scenario suite against refapp with no mutant, then with each mutant: all must be caught
 mutants: setup
 	$(VENV)/bin/jobquake mutants
+
+mutants-full: setup
+	$(VENV)/bin/jobquake mutants --full --jobs $(or $(JOBS),2)
 
 benchmarks: setup
 	$(VENV)/bin/python benchmarks/boot.py

@@ -53,6 +53,8 @@ def _mutants(args: argparse.Namespace) -> int:
     matrix = MutationMatrix(settings, root=settings.root, jobs=args.jobs, extra_args=args.pytest_args)
     if args.only:
         matrix.mutants = {k: v for k, v in matrix.mutants.items() if k in args.only}
+    if args.full:
+        return _mutants_full(args, settings, matrix)
     baseline, results = matrix.run()
     for line in render(baseline, results):
         print(line)
@@ -62,6 +64,25 @@ def _mutants(args: argparse.Namespace) -> int:
     print(f"results: {out}")
     survived = [r.name for r in results if not r.caught]
     return 0 if baseline.exit_code == 0 and not survived else 1
+
+
+def _mutants_full(args: argparse.Namespace, settings, matrix) -> int:
+    """``mutants --full``: every scenario against every mutant; exit 0 when all are caught by invariants."""
+    import json
+    import time
+
+    from harness.mutation_full import full_to_json, render_full, run_full
+
+    started = time.monotonic()
+    baseline, results = run_full(matrix)
+    wall = time.monotonic() - started
+    for line in render_full(baseline, results, wall):
+        print(line)
+    out = args.out or settings.root / "benchmarks" / "results" / "mutants-full.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(full_to_json(baseline, results, wall), indent=1, default=str))
+    print(f"matrix: {out}")
+    return 0 if baseline.exit_code == 0 and all(r.caught_by_invariant for r in results) else 1
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -86,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     mutants = sub.add_parser("mutants", help="run the mutation matrix: every mutant must be caught")
     mutants.add_argument("--jobs", type=int, default=2, help="pytest processes at once")
     mutants.add_argument("--only", nargs="*", help="just these mutants")
+    mutants.add_argument("--full", action="store_true",
+                         help="every scenario against every mutant; show which invariants catch each")
     mutants.add_argument("--out", type=Path, default=None,
                          help="where the results go (default <artifacts>/mutants.json)")
     mutants.add_argument("pytest_args", nargs="*",

@@ -214,6 +214,13 @@ OPTIONS += (
     Option("nightly", _table, {}, "nightly runs: submit, job_bound, faults, rate, concurrency, pause_services, "
            "defences, pool_failpoint (see harness/nightly/settings.py)", scalar=False),
 )
+# Evidence for the generic invariants (limits nesting, end-to-end deadline, result provenance).
+OPTIONS += (
+    Option("limits", str, "",
+           "'module:function' returning the app's layered limits ({chains, step_blocked}; see harness/limits.py)"),
+    Option("results_query", str, "",
+           "SQL returning the app's saved paid-step results: job_id, step, attempt, call_id, saved_at (epoch s)"),
+)
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 
 # Environment variables read directly where they act (not config keys): the tmpfs of throwaway data

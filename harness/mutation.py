@@ -122,7 +122,7 @@ class MutationMatrix:
         env = {self.config.mutant_env: mutant} if mutant else {}
         started = time.monotonic()
         proc = self._pytest([*nodeids, f"--jobquake-artifacts={artifacts}", f"--jobquake-seed={self.config.seed}",
-                             "-q", "-rN"], env=env)
+                             "-q", "-rfE"], env=env)
         outcome = Outcome(mutant, nodeids, proc.returncode, seconds=time.monotonic() - started)
         (artifacts).mkdir(parents=True, exist_ok=True)
         (artifacts / "pytest.out").write_text(proc.stdout + proc.stderr)
@@ -130,8 +130,9 @@ class MutationMatrix:
         if report.exists():
             for nodeid, verdict in json.loads(report.read_text()).get("tests", {}).items():
                 outcome.violated[nodeid] = [r["name"] for r in verdict.get("results", []) if r.get("valid") is False]
-        outcome.failed = [line.split()[1] for line in proc.stdout.splitlines()
-                          if line.startswith(("FAILED ", "ERROR "))]
+        # "-rfE": one "FAILED nodeid - why" / "ERROR nodeid - why" line per test that did not pass
+        outcome.failed = sorted({line.split()[1] for line in proc.stdout.splitlines()
+                                 if line.startswith(("FAILED ", "ERROR ")) and len(line.split()) > 1})
         return outcome
 
     def run(self) -> tuple[Outcome, list[MutantResult]]:

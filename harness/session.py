@@ -13,7 +13,9 @@ from harness import markers
 from harness._signals import QUICK_STOP, StopOnSignal
 from harness.checks import Result, Verdict, run_checks, violation_error
 from harness.checks.failure import failure_text, format_result
+from harness.checks.generic import applicable, decided
 from harness.checks.landed import faults_landed
+from harness.checks.runner import checker_name
 from harness.errors import ConfigError, HarnessError, SettleTimeout
 from harness.isolation import isolate
 from harness.leaks import created_jobs, leaked_to_later, no_work_from_earlier_tests, without_leaks
@@ -143,13 +145,15 @@ class JobquakeSession:
                 pass  # a result below (settled_before_verdict), with what was pending
         if opts.expect:
             run.expect(**opts.expect)
-        history, snapshot = run.collect()
+        history, snapshot = run._collect()
         leaks = no_work_from_earlier_tests(history, self._created_by)
         judged = without_leaks(history) if leaks.valid is False else history
         checkers = opts.checkers() + ([faults_landed] if run.faults.injected else [])  # each fault must land
         if not checkers:
             raise ScenarioError(f"{item.nodeid} runs no checker: nothing would be judged")
-        verdict = run_checks(checkers, judged, snapshot, opts.options)
+        generic = applicable(judged, snapshot, skip=opts.skip_checks, already=map(checker_name, checkers))
+        verdict = run_checks(checkers + generic, judged, snapshot, opts.options)
+        verdict = Verdict(tuple(decided(verdict.results, generic)), verdict.options)
         verdict = self._apart(item.nodeid, verdict, leaks, settle_result(run.settle_outcome))
         self._created_by.update(dict.fromkeys(created_jobs(history), item.nodeid))
         self._save(item, run, history, snapshot, verdict)
@@ -209,7 +213,7 @@ class JobquakeSession:
 
     def _worker_event(self, name: str, worker: Any, data: dict) -> None:
         if self._run is not None:
-            self._run.history.record("worker", "ok", name, data=data)
+            self._run.record.worker(name, **data)
 
     def begin(self, node: pytest.Item, stack: Stack) -> Run:
         stack.reset()
@@ -221,6 +225,6 @@ class JobquakeSession:
         try:
             isolate(run, run.settler.read_all())  # nothing of this test may reach the next one
         finally:
-            run.save_logs()
-            run.close()
+            run._save_logs()
+            run._close()
             self._run = None

@@ -52,6 +52,10 @@ class Attempt:
             return jobs.c.id == self.job_id  # the wrong shape: any attempt may write
         return sa.and_(jobs.c.id == self.job_id, jobs.c.attempt == self.token, jobs.c.state == RUNNING)
 
+    def writes_as(self, conn: Connection) -> None:
+        """Say, for this transaction only, which attempt makes its writes (read by audit triggers)."""
+        conn.execute(sa.select(sa.func.set_config("jobquake.attempt", str(self.token), True)))
+
     def ensure_alive(self) -> None:
         """Raise AttemptAbandoned once somebody told this attempt to stop."""
         if self.cancel.is_set() and not mutant("abandoned-work-writes"):
@@ -66,6 +70,7 @@ class Attempt:
         not count as a heartbeat: liveness is the heartbeat's job alone.
         """
         self.ensure_alive()
+        self.writes_as(conn)
         row = conn.execute(
             sa.select(jobs.c.cancel_requested).where(self.owns()).with_for_update(read=True)
         ).first()

@@ -127,6 +127,7 @@ def _why_not_claimed(conn: Connection, job_id: str,
 def requeue(attempt: Attempt, reason: str) -> None:
     """Give the job back to the queue (its message will come again); the attempt ends."""
     with engine().begin() as conn:
+        attempt.writes_as(conn)
         moved = conn.execute(
             sa.update(jobs).where(attempt.owns()).values(state=QUEUED, reason=reason, updated_at=NOW)
         ).rowcount
@@ -146,6 +147,7 @@ def finish(attempt: Attempt, state: str, reason: str | None) -> None:
     # fenced like every write: a dead attempt's verdict must not replace its successor's
     owned = jobs.c.id == attempt.job_id if mutant("unfenced-final-write") else attempt.owns()
     with engine().begin() as conn:
+        attempt.writes_as(conn)
         moved = conn.execute(
             sa.update(jobs).where(owned)
             .values(state=state, reason=reason, finished_at=NOW, updated_at=NOW, **_item_counts())

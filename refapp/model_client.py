@@ -46,6 +46,11 @@ def model_deadline() -> float:
     return configured * settings.get().time_scale
 
 
+def call_timeout() -> float | None:
+    """The timeout one model call is made with (None: none at all)."""
+    return None if mutant("no-deadline") else model_deadline()
+
+
 _clients: dict[int, httpx.Client] = {}
 
 
@@ -61,7 +66,8 @@ def generate(prompt: str, *, key: str, job_id: str, step: str, attempt: int) -> 
     """Ask the model; ModelTimeout past the deadline, ModelError for any other failure."""
     deadline = model_deadline()
     # connect, write, read and pool all bounded; the answer is one small JSON body
-    timeout = None if mutant("no-deadline") else httpx.Timeout(deadline)
+    bound = call_timeout()
+    timeout = None if bound is None else httpx.Timeout(bound)
     headers = {"Idempotency-Key": key, "X-Job-Id": job_id, "X-Step": step, "X-Attempt": str(attempt),
                "X-Caller-Pid": str(os.getpid())}  # lets a harness tell which process holds the call
     try:

@@ -6,10 +6,11 @@ multiplies them wherever they are used (``budgets.scaled``), so a test run at
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -119,9 +120,29 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
 
 
 @functools.lru_cache(maxsize=1)
+def _load_once() -> Settings:
+    return load()
+
+
+_borrowed: list[Settings] = []  # settings lent by ``using``, innermost last
+
+
 def get() -> Settings:
     """The settings of this process, read once (tests call ``get.cache_clear()``)."""
-    return load()
+    return _borrowed[-1] if _borrowed else _load_once()
+
+
+get.cache_clear = _load_once.cache_clear  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def using(config: Settings) -> Iterator[Settings]:
+    """Run refapp's own code with ``config`` as its settings (e.g. another process's, to audit them)."""
+    _borrowed.append(config)
+    try:
+        yield config
+    finally:
+        _borrowed.pop()
 
 
 def for_process() -> Settings:

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness import Run
 from harness.faults import KillWorker
 
 
-def kill_every_worker(jq: Any) -> list[KillWorker]:
+def kill_every_worker(jq: Run) -> list[KillWorker]:
     """SIGKILL each worker's whole process group (main process and pool children), now.
 
     Used when a paid-API gate holds a job's call: the provider cannot tell

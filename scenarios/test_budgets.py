@@ -9,6 +9,7 @@ Postgres's own count of table scans.
 """
 import pytest
 
+from harness import Run
 from harness.budgets import audit_budgets
 from harness.querystats import ScanCounter
 
@@ -24,7 +25,7 @@ SCANS_PER_DOCUMENT = 0.5
 
 @pytest.mark.catches("cli-budget-wins", invariant="effective_budget")
 @pytest.mark.jobquake(checks=["effective_budget"])
-def test_every_task_runs_on_the_budget_it_declares(jq, refapp):
+def test_every_task_runs_on_the_budget_it_declares(jq: Run, refapp):
     """Slow model calls only: the audit compares the declared budgets with what the workers enforce.
 
     Right: ``refapp.process_job`` declares 600 s soft / 900 s hard and the
@@ -47,7 +48,7 @@ def test_every_task_runs_on_the_budget_it_declares(jq, refapp):
 @pytest.mark.catches("reference-table-rescan", invariant="query_budget")
 @pytest.mark.jobquake(checks=["query_budget"],
                       options={"query_budget": {"budget": {"categories": SCANS_PER_DOCUMENT}}})
-def test_the_category_table_is_not_read_per_document(jq, refapp):
+def test_the_category_table_is_not_read_per_document(jq: Run, refapp):
     """Slow model calls only: a batch of documents, with Postgres counting the scans of ``categories``.
 
     Every document's prompt lists the categories, and every answer is checked

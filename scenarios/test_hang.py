@@ -61,7 +61,7 @@ def assert_timed_out(job: dict) -> None:
 @pytest.mark.catches("timeout-unlabelled", invariant="timeout_labelled")
 @pytest.mark.catches("dead-config-deadline", invariant="deadline_honoured")
 @pytest.mark.catches("no-deadline", invariant="deadline_honoured")
-def test_a_provider_that_never_answers_fails_each_job_at_the_deadline(jq, refapp):
+def test_a_provider_that_never_answers_fails_each_job_at_the_deadline(jq: Run, refapp):
     """The provider accepts every call and never answers; nothing is billed.
 
     One more job than there are worker slots: the first ones take every
@@ -90,7 +90,7 @@ def test_a_provider_that_never_answers_fails_each_job_at_the_deadline(jq, refapp
 
 @pytest.mark.jobquake(checks=["deadline_honoured"], options=ON_TIME)
 @pytest.mark.catches("dead-config-deadline", invariant="deadline_honoured")
-def test_an_answer_lost_on_the_network_fails_each_job_at_the_deadline(jq, refapp):
+def test_an_answer_lost_on_the_network_fails_each_job_at_the_deadline(jq: Run, refapp):
     """Requests reach the provider, which works and bills; every answer is dropped on the way back.
 
     The same shape as at the provider, and the same outcome for the user:
@@ -120,7 +120,7 @@ def test_an_answer_lost_on_the_network_fails_each_job_at_the_deadline(jq, refapp
 
 @pytest.mark.jobquake(settle=2, checks=["deadline_honoured"], options=ON_TIME)
 @pytest.mark.catches("no-deadline", invariant="every_job_terminal")
-def test_hung_calls_do_not_stop_the_jobs_queued_behind_them(jq, refapp):
+def test_hung_calls_do_not_stop_the_jobs_queued_behind_them(jq: Run, refapp):
     """The provider hangs as many calls as there are worker slots, then answers normally again.
 
     Every slot is taken by a hung call when an ordinary job arrives. The
@@ -158,7 +158,7 @@ def test_hung_calls_do_not_stop_the_jobs_queued_behind_them(jq, refapp):
 
 @pytest.mark.jobquake(checks=["timeout_labelled"], options={"timeout_labelled": LABELLED})
 @pytest.mark.catches("timeout-unlabelled", invariant="timeout_labelled")
-def test_a_hang_is_reported_as_a_timeout_and_a_provider_error_is_not(jq, refapp):
+def test_a_hang_is_reported_as_a_timeout_and_a_provider_error_is_not(jq: Run, refapp):
     """A call that hangs and a call that fails end the same way (``failed``) for different reasons.
 
     The user, and whoever is on call, must be able to tell them apart: a

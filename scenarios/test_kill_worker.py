@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness import Run
 from refapp import budgets
 from refapp.submit import job_id_for
 from scenarios.crash_support import assert_caught_mid_job, kill_every_worker, start_fresh_workers
@@ -50,7 +51,7 @@ MARGIN = 10.0  # seconds of slack for a busy machine, on top of the app's own bo
 
 @pytest.mark.catches("acks-early", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within the broker's own bound
-def test_a_killed_workers_task_comes_back_from_the_broker(jq, refapp):
+def test_a_killed_workers_task_comes_back_from_the_broker(jq: Run, refapp):
     """Broker redelivery alone brings the job back (bug: ``acks-early`` loses it for good).
 
     With ``acks-early`` Celery acknowledged the task when a worker took it,
@@ -79,7 +80,7 @@ def test_a_killed_workers_task_comes_back_from_the_broker(jq, refapp):
 
 @pytest.mark.catches("no-sweeper", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within the sweeper's own bound
-def test_the_sweeper_rescues_a_job_whose_worker_and_message_are_gone(jq, refapp):
+def test_the_sweeper_rescues_a_job_whose_worker_and_message_are_gone(jq: Run, refapp):
     """The sweeper alone brings the job back (bug: ``no-sweeper`` finds nothing).
 
     Flushing the broker deletes the dead worker's unacknowledged task, so

@@ -23,6 +23,11 @@ from harness.checks.terminal import every_job_terminal
 from harness.checks.terminal_final import terminal_is_final
 from harness.checks.timeouts import timeout_labelled
 from harness.checks.uploads import no_upload_billed_twice
+from harness.checks.end_to_end import end_to_end_deadline
+from harness.checks.nesting import limits_nest
+from harness.checks.provenance import results_have_provenance
+from harness.checks.reasons import reasons_match_evidence
+from harness.checks.writer_attempt import writes_by_current_attempt
 
 GLOBAL_INVARIANTS: tuple[Checker, ...] = (every_job_terminal, no_double_billing, no_lost_submission)
 
@@ -42,6 +47,11 @@ ALL_CHECKERS: tuple[Checker, ...] = (
     query_budget,
     terminal_is_final,
     faults_landed,
+    results_have_provenance,
+    end_to_end_deadline,
+    limits_nest,
+    writes_by_current_attempt,
+    reasons_match_evidence,
 )
 
 CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}

@@ -17,6 +17,11 @@ dated after the call by both::
     changes = read_state_log(conn, since_id=last_seen)   # StateChange rows
     last_seen = last_log_id(changes, default=last_seen)
 
+Which attempt made a write: the app (or the harness's instrumentation, from
+the running Celery task) sets ``SET LOCAL jobquake.attempt = '<n>'`` in each
+transaction; the trigger logs it as ``writer_attempt`` (NULL when unset), so a
+late write by an attempt that was already replaced shows as such.
+
 Names come from the app's config, so every identifier is validated and
 quoted (``psycopg.sql.Identifier``) before it enters generated SQL.
 ``read_state_log`` converts ``changed_at`` to monotonic time with the offset
@@ -75,6 +80,10 @@ class StateLogConfig:
         return f"{self.log_table}_{self.table}_fn"[:63]
 
     @property
+    def writer_function_name(self) -> str:
+        return f"{self.log_table}_writer_attempt"[:63]
+
+    @property
     def trigger_name(self) -> str:
         return f"{self.log_table}_{self.table}_trg"[:63]
 
@@ -94,8 +103,15 @@ CREATE TABLE IF NOT EXISTS {log} (
     attempt integer,
     op text NOT NULL,
     changed_at timestamptz NOT NULL DEFAULT clock_timestamp(),  -- statement time, not now()
-    txid bigint NOT NULL DEFAULT txid_current()
+    txid bigint NOT NULL DEFAULT txid_current(),
+    writer_attempt integer  -- the attempt that made the write, from the session setting jobquake.attempt
 );
+ALTER TABLE {log} ADD COLUMN IF NOT EXISTS writer_attempt integer;
+CREATE OR REPLACE FUNCTION {fn_writer}() RETURNS integer LANGUAGE sql STABLE AS $jobquake$
+    -- '' once a SET LOCAL has ended, anything but digits from a confused app: no attempt, never an error
+    SELECT CASE WHEN s ~ '^[0-9]{{1,9}}$' THEN s::integer END
+    FROM (SELECT current_setting('jobquake.attempt', true) AS s) AS setting
+$jobquake$;
 CREATE OR REPLACE FUNCTION {fn}() RETURNS trigger LANGUAGE plpgsql AS $jobquake$
 BEGIN
     IF TG_OP = 'DELETE' THEN
@@ -107,8 +123,8 @@ BEGIN
        AND {old_attempt} IS NOT DISTINCT FROM {new_attempt} THEN
         RETURN NULL;
     END IF;
-    INSERT INTO {log} (job_id, state, reason, attempt, op)
-    VALUES ({new_id}, {new_state}, {new_reason}, {new_attempt}, TG_OP);
+    INSERT INTO {log} (job_id, state, reason, attempt, op, writer_attempt)
+    VALUES ({new_id}, {new_state}, {new_reason}, {new_attempt}, TG_OP, {fn_writer}());
     RETURN NULL;
 END
 $jobquake$;
@@ -123,6 +139,7 @@ def install_sql(cfg: StateLogConfig) -> str:
     parts: dict[str, sql.Composable] = {
         "log": cfg.qualified(cfg.log_table), "fn": cfg.qualified(cfg.function_name),
         "trg": sql.Identifier(cfg.trigger_name), "table": cfg.qualified(cfg.table),
+        "fn_writer": cfg.qualified(cfg.writer_function_name),
     }
     for row in ("old", "new"):
         parts[f"{row}_id"] = _column(row.upper(), cfg.id_column, "text")
@@ -135,7 +152,8 @@ def install_sql(cfg: StateLogConfig) -> str:
 def uninstall_sql(cfg: StateLogConfig) -> str:
     """SQL that removes the trigger, its function and the log table."""
     return sql.SQL("DROP TRIGGER IF EXISTS {trg} ON {table}; DROP FUNCTION IF EXISTS {fn}();"
-                   " DROP TABLE IF EXISTS {log};").format(
+                   " DROP FUNCTION IF EXISTS {fnw}(); DROP TABLE IF EXISTS {log};").format(
+        fnw=cfg.qualified(cfg.writer_function_name),
         trg=sql.Identifier(cfg.trigger_name), table=cfg.qualified(cfg.table),
         fn=cfg.qualified(cfg.function_name), log=cfg.qualified(cfg.log_table)).as_string(None)
 
@@ -148,6 +166,7 @@ _COMMITTED = ("CASE WHEN current_setting('track_commit_timestamp') = 'on'"
 def _select_sql(cfg: StateLogConfig) -> str:
     return sql.SQL(
         "SELECT id, job_id, state, reason, attempt, op, extract(epoch FROM changed_at)::float8, txid, "
+        "writer_attempt, "
         + _COMMITTED + " FROM {log} WHERE id > {since} ORDER BY id").format(
         log=cfg.qualified(cfg.log_table), since=sql.Placeholder("since")).as_string(None)
 
@@ -172,6 +191,7 @@ class StateChange:
     state: str | None = None
     reason: str | None = None
     attempt: int | None = None
+    writer_attempt: int | None = None  # the attempt the writing transaction said it was (jobquake.attempt)
     committed_at: float | None = None  # commit time (wall), when the server tracks it
     committed_t: float | None = None  # the same, monotonic
 
@@ -190,11 +210,12 @@ def read_state_log(conn: Any, since_id: int = 0, cfg: StateLogConfig | None = No
     rows = _fetch(conn, _select_sql(cfg or StateLogConfig()), since_id)
     offset = time.monotonic() - time.time()
     changes = []
-    for log_id, job_id, state, reason, attempt, op, epoch, txid, committed in rows:
+    for log_id, job_id, state, reason, attempt, op, epoch, txid, writer, committed in rows:
         kept = {} if op == "DELETE" else {"state": state, "reason": reason, "attempt": attempt}
         changes.append(StateChange(
             log_id=log_id, job_id=job_id, op=op, t=epoch + offset, wall=epoch, txid=txid,
-            committed_at=committed, committed_t=None if committed is None else committed + offset, **kept))
+            writer_attempt=writer, committed_at=committed,
+            committed_t=None if committed is None else committed + offset, **kept))
     return changes
 
 

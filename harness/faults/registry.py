@@ -56,5 +56,13 @@ def summary(cls: type[Fault]) -> str:
 
 def table() -> str:
     """Every registered fault and what it does, as a Markdown table (the README's, ``Faults``' docstring)."""
-    rows = [f"| `jq.faults.{name}` | {summary(cls)} |" for name, cls in FAULTS.items()]
+    rows = [f"| `jq.faults.{name}({_first(cls)})` | {summary(cls)} |" for name, cls in FAULTS.items()]
     return "\n".join(["| fault | what it does |", "|---|---|", *rows])
+
+
+def _first(cls: type[Fault]) -> str:
+    """The fault's first parameter (what it acts on, by the argument rule), then ``...`` if there are more."""
+    params = list(inspect.signature(cls).parameters.values())
+    if not params:
+        return ""
+    return params[0].name + (", ..." if len(params) > 1 else "")

@@ -251,4 +251,4 @@ class KillWorker(Fault):
         """Record a lifecycle event unless the pool's hook already does (it does for kill/replace)."""
         if self.run.workers.on_event is not None and not force:
             return
-        self.run.history.record(v.WORKER, "ok", name, data={"worker": worker.name, "pid": worker.pid, **data})
+        self.run.record.worker(name, worker.name, **{"pid": worker.pid, **data})

@@ -8,6 +8,8 @@ Public API (see each module for details):
 * ``Recorder(path)`` (``recorder.py``): ``record(source, type, name, job_id=None,
   attempt=None, data=None, t=None, wall=None)``, ``extend(events)``,
   ``events() -> History``, ``close()``; ``load(path) -> History``.
+* ``Record(recorder)`` (``record.py``): ``jq.record``, the typed way to write
+  submissions, status events and worker lifecycle.
 * ``History`` (``history.py``): immutable, ordered by ``(t, index)``;
   ``by_job``, ``by_source``, ``jobs``, ``first``, ``last``, ``start``, ``end``.
 * ``events_from_ledger(records)``, ``events_from_triggers(records)``,
@@ -30,11 +32,12 @@ from harness.history.converters import (
 )
 from harness.history.event import COMPLETIONS, EVENT_TYPES, FAIL, INFO, INVOKE, OK, Event
 from harness.history.history import History
+from harness.history.record import Record
 from harness.history.recorder import Recorder, load
 
 __all__ = [
     "COMPLETIONS", "EVENT_TYPES", "FAIL", "INFO", "INVOKE", "OK",
-    "Event", "History", "Recorder",
+    "Event", "History", "Record", "Recorder",
     "events_from_attempt_deaths", "events_from_ledger", "events_from_state_log", "events_from_triggers",
     "load", "vocabulary",
 ]

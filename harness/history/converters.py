@@ -123,6 +123,8 @@ def events_from_state_log(changes: Iterable[StateChange]) -> list[Event]:
     for change in changes:
         data: dict[str, Any] = {"log_id": change.log_id, "txid": change.txid, "op": change.op,
                                 **_committed(change)}
+        if change.writer_attempt is not None:  # the app (or the instrumentation) said which attempt wrote
+            data["writer_attempt"] = change.writer_attempt
         if change.deleted:
             name = v.DELETED
         else:

@@ -31,6 +31,7 @@ class Target:
     pool_failpoint: str = ""
     kill_failpoints: tuple[str, ...] = ()
     paidapi_proxied: bool = True
+    poison: tuple[tuple[str, Any], ...] = ()  # a poison_row spec's table / key / values, as sorted items
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,11 @@ def _latency(rng: random.Random, t: Target) -> dict[str, Any]:
             "latency": rng.choice([50, 100, 200, 500])}
 
 
+def _poison(rng: random.Random, t: Target) -> dict[str, Any]:
+    # the app's own poison row, unchanged: the schedule stays the same from day to day (no dates drawn)
+    return {"fault": "poison_row", **dict(t.poison)}
+
+
 def _broker(rng: random.Random, t: Target) -> dict[str, Any]:
     return {"fault": "broker_outage"}
 
@@ -91,6 +97,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("defence_off", _defence_off, (10.0, 40.0), extends_bound=False, usable=lambda t: bool(t.defences)),
     Kind("latency", _latency, (1.0, 8.0), usable=lambda t: t.paidapi_proxied),
     Kind("broker", _broker, (1.0, 4.0)),
+    # a row the app's sweep cannot process while it is there: one bad row must not stop the sweep.
+    # It stays a while (until someone fixes it): several sweep rounds meet it, also a round that
+    # waited in the queue behind the jobs
+    Kind("poison", _poison, (10.0, 30.0), extends_bound=False, usable=lambda t: bool(t.poison)),
     Kind("database", _database, (0.5, 2.0)),
 )}
 DEFAULT_KINDS = ("kill", "hang", "pool", "pause", "defence_off", "latency")
@@ -105,7 +115,7 @@ def kinds_named(names: list[str] | tuple[str, ...], target: Target) -> list[Kind
         kind = KINDS[name]
         if not kind.usable(target):
             raise ConfigError(f"--faults: kind {name!r} has nothing to aim at in this app (see "
-                              f"[tool.jobquake.nightly] pause_services / defences / pool_failpoint)",
+                              f"[tool.jobquake.nightly] pause_services / defences / pool_failpoint / poison)",
                               key="faults")
         chosen.append(kind)
     return chosen

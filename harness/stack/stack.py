@@ -28,6 +28,16 @@ PROCESS_KEYS = {"command", "ready", "start_timeout", "instrument"}
 class Stack:
     """Every service of a session, built from one Config."""
 
+    config: Config
+    redis: ProcessService
+    postgres: ProcessService
+    sqs: ProcessService
+    paidapi: ProcessService
+    proxy: ProcessService
+    processes: dict[str, AppProcess]  # the app's own processes (api, relay, sweeper...), by name
+    workers: WorkerPool
+    values: dict[str, Any]
+
     def __init__(self, config: Config, workdir: Path,
                  on_worker_event: Callable[[str, Any, dict], None] | None = None):
         self.config = config

@@ -105,6 +105,20 @@ def test_reason_attempt_and_deletes_are_logged_and_no_op_updates_are_not(conn):
         ("state", "failed", "timeout: paid call", 2), ("deleted", None, None, None)]
 
 
+@pytest.mark.integration
+def test_the_attempt_a_transaction_says_it_is_is_logged_with_its_writes(conn):
+    conn.execute("INSERT INTO jobs (state, attempt) VALUES ('running', 2)")  # nobody said: NULL
+    conn.execute("BEGIN; SELECT set_config('jobquake.attempt', '1', true);"
+                 " UPDATE jobs SET state = 'done'; COMMIT;")
+    conn.execute("UPDATE jobs SET state = 'failed'")  # the setting ended with its transaction
+    conn.execute("BEGIN; SELECT set_config('jobquake.attempt', 'not a number', true);"
+                 " UPDATE jobs SET state = 'queued'; COMMIT;")  # nonsense is no writer, never an error
+    events = read_state_log(conn, 0, CONFIG)
+    assert [(e.state, e.writer_attempt) for e in events] == [
+        ("running", None), ("done", 1), ("failed", None), ("queued", None)]
+
+
+@pytest.mark.integration
 def test_reading_resumes_after_the_last_log_id(conn):
     conn.execute("INSERT INTO jobs (state) VALUES ('queued')")
     first = read_state_log(conn, 0, CONFIG)

@@ -115,7 +115,7 @@ def test_task_runs_reach_the_history_and_the_snapshot_shows_each_jobs_age(plain)
     submit(plain, "plain.with_httpx", "item-5")
     wait_status(plain, "item-5", "finished")
     assert plain.settle(10)
-    history, snapshot = plain.collect()
+    history, snapshot = plain._collect()
     runs = [(e.type, e.name, e.job_id, e.attempt) for e in history if e.source == "instrument"]
     assert runs == [("invoke", "task", "item-5", 1), ("ok", "task", "item-5", 1)]
     row = snapshot.job("item-5")
@@ -140,3 +140,16 @@ def test_a_raise_at_before_publish_reaches_the_publisher(plain):
     answer = httpx.post(plain.values["submitter_url"] + "/submit/item-7", timeout=20)
     assert (answer.status_code, answer.text) == (500, "ConnectionError: broker gone")
     assert item(plain, "item-7")["status"] == "new"  # written, never enqueued
+
+
+def test_each_state_change_a_task_makes_names_its_attempt(plain):
+    submit(plain, "plain.retried", "item-9")
+    wait_status(plain, "item-9", "finished")
+    assert plain.settle(10)
+    history, _ = plain.collect()
+    changes = [(e.data["state"], e.data.get("writer_attempt")) for e in history
+               if e.source == "job" and e.name == "state" and e.job_id == "item-9"]
+    # the submitter inserts the row outside any task (no writer); each run of the task says which it is
+    assert changes[0][1] is None
+    assert {writer for _, writer in changes[1:]} == {1, 2}
+    assert changes[-1] == ("finished", 2)

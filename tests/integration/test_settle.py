@@ -24,7 +24,7 @@ def submit_retry(run, job_id: str, countdown: float) -> None:
     """A job that goes 'failed' (terminal), then a retry ``countdown`` s later makes it 'done'."""
     with psycopg.connect(run.database_dsn, autocommit=True) as conn:
         conn.execute("INSERT INTO jobs (id, state) VALUES (%s, 'queued')", (job_id,))
-    run.history.record("submit", "ok", "submit", job_id=job_id, data={"status": 202, "job_id": job_id})
+    run.record.submission(job_id, status=202)
     Celery(broker=run.redis_url).send_task("tiny.retry_later", args=[job_id, countdown])
 
 
@@ -77,7 +77,7 @@ def test_a_write_after_a_slow_call_in_one_transaction_is_not_dated_before_it(tin
         conn.execute("INSERT INTO results (job_id) VALUES ('long')")
         conn.execute("UPDATE jobs SET state = 'done' WHERE id = 'long'")
     record_saved(tiny)
-    history, snapshot = tiny.collect()
+    history, snapshot = tiny._collect()
 
     [call] = [e for e in history.by_source(v.PAIDAPI) if e.type == "invoke"]
     [saved] = history.by_source(v.WRITE, name=STEP_SAVED)

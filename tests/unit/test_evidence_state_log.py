@@ -17,7 +17,7 @@ def test_identifiers_are_quoted():
 
 def test_missing_columns_log_null():
     sql = install_sql(StateLogConfig())
-    assert "VALUES (NEW.\"id\"::text, NEW.\"state\"::text, NULL, NULL, TG_OP)" in sql
+    assert "VALUES (NEW.\"id\"::text, NEW.\"state\"::text, NULL, NULL, TG_OP, " in sql
 
 
 @pytest.mark.parametrize("bad", ['jobs"; DROP TABLE x; --', "a b", "1jobs", "x$y$", ""])

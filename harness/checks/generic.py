@@ -1,0 +1,61 @@
+"""The invariants that hold for any job system and run wherever their evidence exists.
+
+The global invariants (every job terminal, no double billing, no lost
+submission) run after every scenario. These run after every scenario too,
+but only where the run produced the evidence they need: an app that saves
+no step results is not judged on their provenance, an app that declares
+no limits not on their nesting. Asked for by name
+(``@pytest.mark.jobquake(checks=[...])``) they run always, and without
+their evidence say ``unknown``; switched on here by their evidence, an
+``unknown`` (evidence present, nothing to judge) is left out of the
+verdict rather than failing a scenario that never asked.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from harness.checks.budgets import query_budget
+from harness.checks.end_to_end import STEP_BOUND, end_to_end_deadline
+from harness.checks.needs import PAID_CALLS, Missing, Need
+from harness.checks.nesting import LIMIT_CHAINS, limits_nest
+from harness.checks.provenance import SAVED_RESULTS, results_have_provenance
+from harness.checks.reasons import QUOTED_ATTEMPTS, reasons_match_evidence
+from harness.checks.result import Result
+from harness.checks.runner import Checker, checker_name
+from harness.checks.snapshot import Snapshot
+from harness.checks.writer_attempt import WRITERS, writes_by_current_attempt
+from harness.history import vocabulary as v
+from harness.history.history import History
+
+
+def _scans(history: History, snapshot: Snapshot | None) -> Missing | None:
+    return None if history.by_source(v.QUERY, name=v.SCAN) else Missing("no query scan was recorded")
+
+
+SCANS = Need("query_scans", "table scans counted for a batch of items", _scans)
+
+# each invariant, with the evidence that switches it on
+WHERE_EVIDENCE: tuple[tuple[Checker, tuple[Need, ...]], ...] = (
+    (results_have_provenance, (SAVED_RESULTS, PAID_CALLS)),
+    (end_to_end_deadline, (STEP_BOUND, PAID_CALLS)),
+    (limits_nest, (LIMIT_CHAINS,)),
+    (writes_by_current_attempt, (WRITERS,)),
+    (reasons_match_evidence, (QUOTED_ATTEMPTS,)),
+    (query_budget, (SCANS,)),
+)
+GENERIC_INVARIANTS: tuple[Checker, ...] = tuple(checker for checker, _ in WHERE_EVIDENCE)
+
+
+def applicable(history: History, snapshot: Snapshot | None, *, skip: Iterable[str] = (),
+               already: Iterable[str] = ()) -> list[Checker]:
+    """The generic invariants whose evidence this run has, minus those skipped or already chosen."""
+    left_out = set(skip) | set(already)
+    return [checker for checker, needs in WHERE_EVIDENCE
+            if checker_name(checker) not in left_out
+            and all(need.missing(history, snapshot) is None for need in needs)]
+
+
+def decided(results: Iterable[Result], switched_on: Iterable[Checker]) -> list[Result]:
+    """``results`` without the ``unknown`` ones of invariants only their evidence switched on."""
+    auto = {checker_name(c) for c in switched_on}
+    return [r for r in results if not (r.name in auto and r.valid is not True and r.valid is not False)]

@@ -1,0 +1,153 @@
+"""The full cross matrix: every scenario against every mutant, and what caught each.
+
+``jobquake mutants`` runs, per mutant, only the scenarios that declare it:
+it proves each scenario catches the bug it was written for. A user's own
+scenarios will not be written around our bugs, so what protects them is the
+invariants. ``jobquake mutants --full`` therefore runs the whole suite
+against every mutant and, for each scenario that fails, tells apart
+
+* a catch **by invariant**: an invariant of the harness was invalid in
+  that scenario's verdict (named), and
+* a catch **by assert** only: the scenario failed (its own ``assert``, an
+  error) while every invariant it ran held.
+
+A mutant is *caught by invariants* when at least one scenario caught it by
+invariant. A scenario that fails without any mutant too (a flake, a load
+the machine could not carry) is no catch, unless the mutant made an
+invariant invalid that the run without it did not. Results that judge the run rather than the app (a fault that did
+not land, settle timing out, work leaking between tests) are not catches by
+invariant: they say the scenario could not be judged as written.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from harness.mutation import MutationMatrix, Outcome
+
+# results about the run itself, not about the app: never a catch by invariant
+NOT_APP_INVARIANTS = frozenset({"faults_landed", "settled_before_verdict", "no_work_from_earlier_tests",
+                                "no_work_leaked_to_later_tests"})
+ASSERT_ONLY = "assert"
+
+
+@dataclass
+class FullResult:
+    """One mutant's row of the matrix: per failing scenario, the invariants that were invalid."""
+
+    name: str
+    description: str
+    outcome: Outcome
+    declared: list[tuple[str, str | None]] = field(default_factory=list)  # (scenario, invariant) it was written for
+    baseline: Outcome | None = None  # the run with no mutant: what fails there is no catch
+
+    @property
+    def declared_caught(self) -> bool:
+        """A scenario written for this mutant failed with the invariant it names (as ``jobquake mutants`` asks)."""
+        return any(inv in self.outcome.violated.get(nodeid, []) for nodeid, inv in self.declared)
+
+    @property
+    def failures(self) -> dict[str, list[str]]:
+        """{nodeid: invalid app invariants ([] = only the scenario's own assert)} of failing scenarios."""
+        out = self.outcome
+        failing = set(out.failed) | {n for n, names in out.violated.items() if names}
+        found = {nodeid: sorted(set(out.violated.get(nodeid, [])) - NOT_APP_INVARIANTS) for nodeid in sorted(failing)}
+        return {nodeid: names for nodeid, names in found.items() if not self._fails_anyway(nodeid, names)}
+
+    def _fails_anyway(self, nodeid: str, names: list[str]) -> bool:
+        """The scenario failed without the mutant too, and the mutant added no invalid invariant."""
+        base = self.baseline
+        if base is None or nodeid not in set(base.failed) | {n for n, v in base.violated.items() if v}:
+            return False
+        return set(names) <= set(base.violated.get(nodeid, []))
+
+    @property
+    def caught(self) -> bool:
+        return bool(self.failures)
+
+    @property
+    def caught_by_invariant(self) -> bool:
+        return any(self.failures.values())
+
+    @property
+    def invariants(self) -> list[str]:
+        """Every invariant that caught this mutant in some scenario."""
+        return sorted({name for names in self.failures.values() for name in names})
+
+
+def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
+    """The baseline and every mutant, each against the whole suite (``matrix.jobs`` at once)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    declared: dict[str, list[tuple[str, str | None]]] = {}
+    for nodeid, marks in matrix.catches().items():
+        for mutant, invariant in marks:
+            declared.setdefault(mutant, []).append((nodeid, invariant))
+    with ThreadPoolExecutor(max_workers=matrix.jobs) as pool:
+        try:
+            baseline = pool.submit(matrix.run_one, None, [matrix.scenarios])
+            futures = {name: pool.submit(matrix.run_one, name, [matrix.scenarios]) for name in matrix.mutants}
+            results = [FullResult(name, matrix.mutants[name], futures[name].result(), declared.get(name, []),
+                                  baseline.result()) for name in matrix.mutants]
+            return baseline.result(), results
+        except BaseException:  # a stop signal: end the runs in progress, start no more
+            pool.shutdown(wait=False, cancel_futures=True)
+            matrix.stop_children()
+            raise
+
+
+def _short(nodeid: str) -> str:
+    return nodeid.split("::")[-1]
+
+
+def _row(r: FullResult, width: int) -> str:
+    failures = r.failures
+    if not failures:
+        return f"{r.name:<{width}}  SURVIVED  every scenario passed  ({r.outcome.seconds:.0f}s)"
+    verdict = "caught  " if r.caught_by_invariant else "ASSERT  "
+    what = "; ".join(f"{_short(n)} by {', '.join(names) if names else ASSERT_ONLY + ' only'}"
+                     for n, names in failures.items())
+    return f"{r.name:<{width}}  {verdict}  {len(failures)} scenario(s): {what}  ({r.outcome.seconds:.0f}s)"
+
+
+def render_full(baseline: Outcome, results: list[FullResult], wall: float | None = None) -> list[str]:
+    """The matrix for a person: one row per mutant, then the score."""
+    passed = baseline.exit_code == 0
+    lines = [f"no mutant: {'all scenarios pass' if passed else 'FAILURES (exit %d): %s' % (baseline.exit_code, ', '.join(map(_short, baseline.failed)))}"
+             f"  ({baseline.seconds:.0f}s)", ""]
+    width = max((len(r.name) for r in results), default=0)
+    lines += [_row(r, width) for r in results]
+    counts: dict[str, int] = {}
+    for r in results:
+        for name in r.invariants:
+            counts[name] = counts.get(name, 0) + 1
+    if counts:
+        lines += ["", "mutants caught per invariant: " + ", ".join(
+            f"{name} {n}" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))]
+    caught = sum(r.caught for r in results)
+    by_invariant = sum(r.caught_by_invariant for r in results)
+    took = f"  in {wall:.0f}s" if wall is not None else ""
+    declared = [r for r in results if r.declared]
+    lost = [r.name for r in declared if not r.declared_caught]
+    lines += ["", f"declared catches: {len(declared) - len(lost)}/{len(declared)} mutants caught by the scenario "
+                  f"and invariant written for them" + (f" (not: {', '.join(lost)})" if lost else "")]
+    lines += [f"mutation score: {caught}/{len(results)} caught, "
+                  f"{by_invariant}/{len(results)} caught by invariants{took}"]
+    return lines
+
+
+def full_to_json(baseline: Outcome, results: list[FullResult], wall: float | None = None) -> dict[str, Any]:
+    """The matrix as data: per mutant, per failing scenario, the invariants ([] = assert only)."""
+    return {
+        "full": True,
+        "wall_seconds": wall,
+        "baseline": asdict(baseline),
+        "matrix": {r.name: r.failures for r in results},
+        "mutants": [{"name": r.name, "description": r.description, "caught": r.caught,
+                     "caught_by_invariant": r.caught_by_invariant, "invariants": r.invariants,
+                     "declared": r.declared, "declared_caught": r.declared_caught,
+                     "failures": r.failures, "outcome": asdict(r.outcome)} for r in results],
+        "score": {"caught": sum(r.caught for r in results),
+                  "caught_by_invariants": sum(r.caught_by_invariant for r in results),
+                  "total": len(results)},
+    }

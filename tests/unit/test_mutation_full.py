@@ -1,0 +1,77 @@
+"""The full cross matrix: every scenario against every mutant, catches by invariant vs by assert."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.config import find_pyproject, resolve
+from harness.mutation import MutationMatrix, Outcome
+from harness.mutation_full import FullResult, full_to_json, render_full, run_full
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def outcome(mutant, failed=(), violated=None) -> Outcome:
+    return Outcome(mutant, ["scenarios"], 1 if failed or violated else 0, violated=dict(violated or {}),
+                   failed=list(failed))
+
+
+def test_a_failure_with_an_invariant_invalid_is_a_catch_by_invariant():
+    r = FullResult("m", "", outcome("m", failed=["s.py::a", "s.py::b"],
+                                    violated={"s.py::a": ["every_job_terminal"], "s.py::c": []}))
+    assert r.failures == {"s.py::a": ["every_job_terminal"], "s.py::b": []}
+    assert r.caught and r.caught_by_invariant and r.invariants == ["every_job_terminal"]
+
+
+def test_only_a_scenarios_own_assert_is_not_a_catch_by_invariant():
+    r = FullResult("m", "", outcome("m", failed=["s.py::b"]))
+    assert r.caught and not r.caught_by_invariant
+
+
+def test_results_about_the_run_itself_are_not_catches_by_invariant():
+    r = FullResult("m", "", outcome("m", failed=["s.py::a"], violated={"s.py::a": ["faults_landed"]}))
+    assert r.failures == {"s.py::a": []} and not r.caught_by_invariant
+
+
+def test_summary_counts_catches_by_invariant():
+    results = [FullResult("a", "", outcome("a", failed=["s::x"], violated={"s::x": ["no_double_billing"]})),
+               FullResult("b", "", outcome("b", failed=["s::y"])),
+               FullResult("c", "", outcome("c"))]
+    lines = render_full(outcome(None), results, wall=12.0)
+    assert lines[-1] == "mutation score: 2/3 caught, 1/3 caught by invariants  in 12s"
+    assert any(line.startswith("b ") and "ASSERT" in line and "y by assert only" in line for line in lines)
+    assert any(line.startswith("c ") and "SURVIVED" in line for line in lines)
+    data = full_to_json(outcome(None), results, 12.0)
+    assert data["matrix"] == {"a": {"s::x": ["no_double_billing"]}, "b": {"s::y": []}, "c": {}}
+    assert data["score"] == {"caught": 2, "caught_by_invariants": 1, "total": 3}
+
+
+def test_every_mutant_runs_the_whole_suite(monkeypatch):
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=Path("/nonexistent"))
+    m.mutants = {"acks-early": "x", "no-sweeper": "y"}
+    ran = []
+    monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [("acks-early", "every_job_terminal")]})
+    monkeypatch.setattr(m, "run_one", lambda mutant, nodeids: ran.append((mutant, nodeids)) or outcome(mutant))
+    baseline, results = run_full(m)
+    assert sorted((mutant or "", nodeids) for mutant, nodeids in ran) == [
+        ("", [m.scenarios]), ("acks-early", [m.scenarios]), ("no-sweeper", [m.scenarios])]
+    assert [r.name for r in results] == ["acks-early", "no-sweeper"]
+    assert results[0].declared == [("s.py::a", "every_job_terminal")] and results[1].declared == []
+
+
+def test_a_declared_catch_holds_when_its_scenario_fails_with_its_invariant():
+    caught = FullResult("m", "", outcome("m", violated={"s::a": ["every_job_terminal"]}),
+                        [("s::a", "every_job_terminal")])
+    other = FullResult("n", "", outcome("n", violated={"s::a": ["no_double_billing"]}),
+                       [("s::a", "every_job_terminal")])
+    assert caught.declared_caught and not other.declared_caught
+    lines = render_full(outcome(None), [caught, other])
+    assert "declared catches: 1/2 mutants caught by the scenario and invariant written for them (not: n)" in lines
+
+
+def test_a_scenario_failing_without_the_mutant_too_is_no_catch():
+    baseline = outcome(None, failed=["s::flaky"], violated={"s::flaky": []})
+    same = FullResult("m", "", outcome("m", failed=["s::flaky"]), baseline=baseline)
+    more = FullResult("n", "", outcome("n", failed=["s::flaky"], violated={"s::flaky": ["every_job_terminal"]}),
+                      baseline=baseline)
+    assert same.failures == {} and not same.caught
+    assert more.failures == {"s::flaky": ["every_job_terminal"]} and more.caught_by_invariant
