@@ -95,7 +95,7 @@ def test_an_sqs_job_whose_calls_always_hang_is_given_up_as_a_timeout(jq, refapp)
     deliveries = 3 + 1  # REFAPP_MAX_ATTEMPTS, then the delivery where the code gives up
     per_delivery = sqs.model_deadline(jq) + sqs.redelivery_bound(jq) + 1.0
     bound = min(deliveries * per_delivery + 2.0, sqs.budget(jq, "queued_too_long") - 1.0)
-    jq.settle(timeout=bound)  # else every_job_terminal names the job that is still waiting
+    jq.settle(timeout=bound)  # bug: SettleTimeout, and every_job_terminal names the job still waiting
 
 
 @pytest.mark.catches("pay-before-fence", invariant="no_effect_from_dead_attempt")
@@ -125,6 +125,7 @@ BROKEN_DOCUMENT = "doc-1.categorise"  # refapp's paid step of document 1
 
 
 @pytest.mark.catches("event-for-refused-write", invariant="status_events_consistent")
+@pytest.mark.catches("unfenced-final-write", invariant="writes_by_current_attempt")
 @pytest.mark.jobquake(checks=["status_events_consistent"],
                       options={"status_events_consistent": {"require_final_event": True}})
 def test_a_verdict_written_after_the_cap_by_a_dead_attempt_changes_nothing(jq, refapp):
