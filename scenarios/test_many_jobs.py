@@ -28,6 +28,11 @@ def job_ids(uploads: tuple[Upload, ...] = UPLOADS) -> list[str]:
     return [job_id_for(u.project, u.file) for u in uploads]
 
 
+# The gate holds the first call at the provider until its worker is dead, which on a busy machine
+# can take longer than the per-call deadline: the provider then reports the call blocked past the
+# deadline, for a client that was killed, not kept waiting. end_to_end_deadline does not tell the two
+# apart, so it is not asked here.
+@pytest.mark.jobquake(skip_checks=["end_to_end_deadline"])
 def test_a_worker_killed_mid_call_loses_no_job_of_any_user(jq, refapp):
     """The worker holding the first user's model call is SIGKILLed; every user's job still ends.
 
