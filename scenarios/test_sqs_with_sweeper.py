@@ -126,7 +126,7 @@ BROKEN_DOCUMENT = "doc-1.categorise"  # refapp's paid step of document 1
 
 @pytest.mark.catches("event-for-refused-write", invariant="status_events_consistent")
 @pytest.mark.catches("unfenced-final-write", invariant="writes_by_current_attempt")
-@pytest.mark.jobquake(checks=["status_events_consistent"],
+@pytest.mark.jobquake(checks=["status_events_consistent", "writes_by_current_attempt"],
                       options={"status_events_consistent": {"require_final_event": True}})
 def test_a_verdict_written_after_the_cap_by_a_dead_attempt_changes_nothing(jq, refapp):
     """Attempt 1 stalls just before writing ``failed``; attempt 2 ends the job ``done``; then 1 wakes up.
