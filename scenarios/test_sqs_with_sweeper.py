@@ -13,7 +13,7 @@ the defences meet:
 * **a provider that never answers**: every attempt times out; after the
   code's last attempt the job must end ``failed`` as a *timeout*, within the
   retries' own bound. Bugs: ``retry-timed-out-call`` (every attempt waits
-  out three deadlines, so the job is not done within that bound),
+  out three deadlines: the step is blocked on the provider past its bound),
   ``give-up-relabels-timeout`` (the final reason says ``error:``),
   ``sqs-delete-on-receive`` (the message is deleted on receipt, so the
   first retry has none and the job waits for the sweeper's slow rescue),
@@ -73,11 +73,12 @@ def test_a_long_sqs_attempt_stays_alive_for_the_queue_and_for_the_sweeper(jq, re
     assert (job["state"], job["attempt"]) == ("done", 1), job
 
 
-@pytest.mark.catches("retry-timed-out-call", invariant="every_job_terminal")
+@pytest.mark.catches("retry-timed-out-call", invariant="end_to_end_deadline")
 @pytest.mark.catches("give-up-relabels-timeout", invariant="timeout_labelled")
 @pytest.mark.catches("sqs-delete-on-receive", invariant="every_job_terminal")
 @pytest.mark.catches("dlq-before-code-limit", invariant="every_job_terminal")
-@pytest.mark.jobquake(settle=False, checks=["timeout_labelled"], options={"timeout_labelled": LABELLED})
+@pytest.mark.jobquake(settle=False, checks=["timeout_labelled", "end_to_end_deadline"],
+                      options={"timeout_labelled": LABELLED})
 def test_an_sqs_job_whose_calls_always_hang_is_given_up_as_a_timeout(jq, refapp):
     """The provider accepts every call and never answers; the code retries, then gives up, as a timeout.
 
