@@ -28,6 +28,11 @@ def job_ids(uploads: tuple[Upload, ...] = UPLOADS) -> list[str]:
     return [job_id_for(u.project, u.file) for u in uploads]
 
 
+# The gate holds the first call at the provider until its worker is dead, which on a busy machine
+# can take longer than the per-call deadline: the provider then reports the call blocked past the
+# deadline, for a client that was killed, not kept waiting. end_to_end_deadline does not tell the two
+# apart, so it is not asked here.
+@pytest.mark.jobquake(skip_checks=["end_to_end_deadline"])
 def test_a_worker_killed_mid_call_loses_no_job_of_any_user(jq, refapp):
     """The worker holding the first user's model call is SIGKILLed; every user's job still ends.
 
@@ -101,6 +106,7 @@ HOLD_AT_MOST = 10.0  # the harness gives the pool back at heal; this bounds a sc
 
 @pytest.mark.catches("dual-write", invariant="no_lost_submission")
 @pytest.mark.catches("submit-acks-before-save", invariant="no_lost_submission")
+@pytest.mark.jobquake(settle=False)  # settled below, while the sweeper is still stopped
 def test_uploads_arriving_while_the_pool_is_dry_are_saved_or_refused(jq, refapp):
     """The API's pool runs dry right after the first user's job is saved; two more users upload meanwhile.
 
@@ -124,3 +130,4 @@ def test_uploads_arriving_while_the_pool_is_dry_are_saved_or_refused(jq, refapp)
     wait_until(lambda: api.logs_since(since).count(NOT_SAVED) >= len(UPLOADS) - 1, timeout=MARGIN,
                what="the API to give up saving the uploads that arrived while the pool was dry")
     dry_pool.heal()
+    jq.settle(timeout=MARGIN)  # bug: SettleTimeout, and the verdict names the lost job

@@ -101,7 +101,9 @@ def wait_for_run(refapp, index: int, *, start_within: float, end_within: float) 
     return sweeps.sweep_runs(refapp)[index]
 
 
-@pytest.mark.jobquake(expect_paid_calls=0)  # an import books rows by keyword: no model call
+# limits_nest audits the declared limits in every scenario; the cheapest one carries the declaration
+@pytest.mark.catches("broker-visibility-below-hard-limit", invariant="limits_nest")
+@pytest.mark.jobquake(checks=["limits_nest"], expect_paid_calls=0)  # an import: no model call
 def test_an_import_with_a_value_too_big_for_its_column_books_every_other_row(jq, refapp):
     """A CSV import: good rows, one amount that is not a number, one too big for the ledger's column.
 

@@ -12,10 +12,12 @@ the defences meet:
   works.
 * **a provider that never answers**: every attempt times out; after the
   code's last attempt the job must end ``failed`` as a *timeout*, within the
-  retries' own bound. Bugs: ``give-up-relabels-timeout`` (the final reason
-  says ``error:``), ``sqs-delete-on-receive`` (the message is deleted on
-  receipt, so the first retry has none and the job waits for the sweeper's
-  slow rescue), ``dlq-before-code-limit`` (the dead-letter queue takes the
+  retries' own bound. Bugs: ``retry-timed-out-call`` (every attempt waits
+  out three deadlines: the step is blocked on the provider past its bound),
+  ``give-up-relabels-timeout`` (the final reason says ``error:``),
+  ``sqs-delete-on-receive`` (the message is deleted on receipt, so the
+  first retry has none and the job waits for the sweeper's slow rescue),
+  ``dlq-before-code-limit`` (the dead-letter queue takes the
   last delivery; only the sweeper's slow rescue ends the job).
 * **a dead attempt that wakes up before paying**: one user's attempt 1
   stalls just before a paid call, past the cap, while other users' jobs run;
@@ -71,10 +73,12 @@ def test_a_long_sqs_attempt_stays_alive_for_the_queue_and_for_the_sweeper(jq, re
     assert (job["state"], job["attempt"]) == ("done", 1), job
 
 
+@pytest.mark.catches("retry-timed-out-call", invariant="end_to_end_deadline")
 @pytest.mark.catches("give-up-relabels-timeout", invariant="timeout_labelled")
 @pytest.mark.catches("sqs-delete-on-receive", invariant="every_job_terminal")
 @pytest.mark.catches("dlq-before-code-limit", invariant="every_job_terminal")
-@pytest.mark.jobquake(settle=False, checks=["timeout_labelled"], options={"timeout_labelled": LABELLED})
+@pytest.mark.jobquake(settle=False, checks=["timeout_labelled", "end_to_end_deadline"],
+                      options={"timeout_labelled": LABELLED})
 def test_an_sqs_job_whose_calls_always_hang_is_given_up_as_a_timeout(jq, refapp):
     """The provider accepts every call and never answers; the code retries, then gives up, as a timeout.
 
@@ -92,7 +96,7 @@ def test_an_sqs_job_whose_calls_always_hang_is_given_up_as_a_timeout(jq, refapp)
     deliveries = 3 + 1  # REFAPP_MAX_ATTEMPTS, then the delivery where the code gives up
     per_delivery = sqs.model_deadline(jq) + sqs.redelivery_bound(jq) + 1.0
     bound = min(deliveries * per_delivery + 2.0, sqs.budget(jq, "queued_too_long") - 1.0)
-    jq.settle(timeout=bound)  # else every_job_terminal names the job that is still waiting
+    jq.settle(timeout=bound)  # bug: SettleTimeout, and every_job_terminal names the job still waiting
 
 
 @pytest.mark.catches("pay-before-fence", invariant="no_effect_from_dead_attempt")
@@ -122,7 +126,8 @@ BROKEN_DOCUMENT = "doc-1.categorise"  # refapp's paid step of document 1
 
 
 @pytest.mark.catches("event-for-refused-write", invariant="status_events_consistent")
-@pytest.mark.jobquake(checks=["status_events_consistent"],
+@pytest.mark.catches("unfenced-final-write", invariant="writes_by_current_attempt")
+@pytest.mark.jobquake(checks=["status_events_consistent", "writes_by_current_attempt"],
                       options={"status_events_consistent": {"require_final_event": True}})
 def test_a_verdict_written_after_the_cap_by_a_dead_attempt_changes_nothing(jq, refapp):
     """Attempt 1 stalls just before writing ``failed``; attempt 2 ends the job ``done``; then 1 wakes up.
