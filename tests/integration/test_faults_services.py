@@ -65,6 +65,17 @@ def test_pause_of_an_unknown_service_names_the_known_ones(tiny):
         tiny.faults.pause_service("nope")
 
 
+def test_stop_service_stops_what_jq_stack_names_until_the_heal(tiny):
+    worker = tiny.stack.service("worker1")
+    assert worker is tiny.workers[0] and "worker1" in tiny.stack.service_names()
+    stop = tiny.faults.stop_service("worker1")
+    assert not worker.is_running()
+    stop.heal()
+    assert worker.is_running()
+    landed = faults_landed(*tiny._collect())
+    assert landed.valid is True and "stop_service stopped worker1; it stayed stopped until the heal" in landed.message
+
+
 def test_broker_outage_refuses_connections_and_heal_brings_the_broker_back(tiny):
     port = tiny.stack.redis.port
     outage = tiny.faults.broker_outage()

@@ -186,3 +186,19 @@ def test_heal_all_can_raise_every_error_at_once(run):
     with pytest.warns(FaultHealWarning), pytest.raises(ExceptionGroup) as info:
         faults.heal_all(raise_errors=True)
     assert len(info.value.exceptions) == 2
+
+
+def test_jq_faults_has_one_method_per_registered_fault_with_its_signature():
+    import inspect
+
+    import harness.faults
+
+    for name, cls in FAULTS.items():
+        method = getattr(Faults, name)
+        assert list(inspect.signature(method).parameters)[1:] == list(inspect.signature(cls).parameters)
+        assert cls.__name__ in harness.faults.__all__ and getattr(harness.faults, cls.__name__) is cls
+        assert f"jq.faults.{name}(" in Faults.__doc__  # the generated table
+
+
+def test_a_private_fault_class_does_not_register():
+    assert "switch" not in FAULTS
