@@ -194,7 +194,8 @@ def give_up(job_id: str, attempts: int) -> bool:
         last = job["reason"] or "no reason recorded"
         # the last attempt's label carries over: attempts that timed out end as a timeout
         label = "timeout" if last.startswith("timeout") and not mutant("give-up-relabels-timeout") else "error"
-        reason = f"{label}: gave up after {attempts} attempts (last: {last})"
+        # the attempts that ran, not the deliveries: a delivery that found the job in hand was no attempt
+        reason = f"{label}: gave up after {job['attempt']} attempts (last: {last})"
         moved = conn.execute(
             sa.update(jobs).where(jobs.c.id == job_id, jobs.c.state.not_in(TERMINAL), sa.not_(fresh_run))
             .values(state=FAILED, reason=reason, finished_at=NOW, updated_at=NOW)
