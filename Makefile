@@ -4,7 +4,7 @@ PYTEST ?= $(VENV)/bin/pytest
 PYTEST_ARGS ?=
 EXTRAS ?= dev
 
-.PHONY: setup demo test mutants images benchmarks clean mutants-full
+.PHONY: setup demo test mutants images benchmarks clean api-docs mutants-full
 
 setup:
 	@EXTRAS=$(EXTRAS) bash scripts/setup.sh
@@ -37,3 +37,7 @@ images:
 
 clean:
 	rm -rf .jobquake .pytest_cache
+
+# docs/api.md from the public names' docstrings (a test fails when it is out of date)
+api-docs: setup
+	$(VENV)/bin/python scripts/api_reference.py

@@ -16,6 +16,7 @@ harness CPU < 10 %, end-of-run check < 5 s.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -55,20 +56,35 @@ def harness_cpu(runner: NightlyRunner) -> dict[str, float]:
             "paid API": cpu_seconds(stack.paidapi.pid)}
 
 
+def app_config(args: argparse.Namespace) -> cfg.Config:
+    """refapp's configuration, with the worker count and concurrency asked for."""
+    cli = {"seed": args.seed, "workers": args.workers, "time_scale": args.time_scale}
+    config = cfg.resolve(cli=cli, pyproject=ROOT / "pyproject.toml")
+    if args.worker_concurrency:
+        env = {**config.env, "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
+        config = dataclasses.replace(config, env=env)
+    return config
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, default=50.0)
     parser.add_argument("--duration", type=float, default=120.0)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (config: workers)")
+    parser.add_argument("--worker-concurrency", type=int, default=None,
+                        help="Celery prefork children per worker (refapp: REFAPP_WORKER_CONCURRENCY)")
+    parser.add_argument("--time-scale", type=float, default=None,
+                        help="the app's time scale (config time_scale, 0.01): its polling and latencies scale with it")
     args = parser.parse_args()
-    config = cfg.resolve(cli={"seed": args.seed}, pyproject=ROOT / "pyproject.toml")
+    config = app_config(args)
     nightly = NightlySettings.from_config(config)
     schedule = draw(seed=args.seed, duration=args.duration, kinds=nightly.faults, target=nightly.target(config),
                     rate=args.rate, concurrency=args.concurrency, job_bound=nightly.job_bound)
     out = ROOT / ".jobquake" / "bench-nightly"
     load_before = os.getloadavg()[0]
-    with NightlyRunner(config, nightly.submit_fn(config), out) as runner:
+    with NightlyRunner(config, nightly.submit_fn(config), out, nightly.sweep_hooks(config)) as runner:
         before, wall0 = harness_cpu(runner), time.monotonic()
         outcome = runner.run_schedule(schedule, out / "run", on_tick=PlainProgress(args.duration, every=15))
         wall = time.monotonic() - wall0
@@ -77,7 +93,9 @@ def main() -> int:
     used = {k: round(after[k] - before[k], 2) for k in after}
     share = sum(used.values()) / (wall * os.cpu_count())
     report = {
-        "rate_asked": args.rate, "duration_s": args.duration, "wall_s": round(wall, 1), "seed": args.seed,
+        "rate_asked": args.rate, "duration_s": args.duration, "workers": config.workers,
+        "worker_concurrency": config.env.get("REFAPP_WORKER_CONCURRENCY"),
+        "time_scale": config.time_scale, "wall_s": round(wall, 1), "seed": args.seed,
         "faults": len(schedule.faults), "faults_injected": sum(1 for f in data["faults"] if f["injected"]),
         "jobs_accepted": data["jobs"]["accepted"], "jobs_done": data["jobs"]["done"],
         "jobs_failed": data["jobs"]["failed"], "sustained_jobs_per_s": data["jobs"]["throughput"],

@@ -12,6 +12,7 @@ ENV PATH=/opt/venv/bin:$PATH
 COPY pyproject.toml README.md /opt/jobquake/
 COPY harness /opt/jobquake/harness
 COPY refapp /opt/jobquake/refapp
+# installs the harness only (the wheel holds no refapp): refapp is imported from the working directory
 RUN pip install --no-cache-dir --no-deps --disable-pip-version-check /opt/jobquake
 WORKDIR /opt/jobquake
-CMD ["celery", "-A", "refapp.celery_app", "worker", "--pool", "prefork", "--loglevel", "INFO"]
+CMD ["python", "-m", "celery", "-A", "refapp.celery_app", "worker", "--pool", "prefork", "--loglevel", "INFO"]

@@ -18,9 +18,13 @@ _EXPORTS: dict[str, str] = {
     "ServiceError": "harness.errors",
     "MissingBinaryError": "harness.errors",
     "FaultError": "harness.errors",
+    "FaultWaitTimeout": "harness.errors",
+    "SettleTimeout": "harness.errors",
+    "Run": "harness.run",
     "WaitTimeout": "harness.errors",
     "wait_until": "harness._wait",
     "failpoint": "harness.failpoints",
+    "Config": "harness.config",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -39,5 +39,5 @@ def wait_until(
         if value:
             return value
         if time.monotonic() >= deadline:
-            raise WaitTimeout(f"{what} did not hold within {timeout:.2f}s") from last_error
+            raise WaitTimeout(f"{what} did not hold within {timeout:.2f}s", seen=value) from last_error
         time.sleep(interval)

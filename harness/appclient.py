@@ -56,22 +56,22 @@ class AppClient:
     # -- submitting --------------------------------------------------------------
     def submit(self, **kwargs: Any) -> str:
         """Call the submit function with ``kwargs`` in an app process; the job id it returns, as text."""
-        history = self.jq.history
-        history.record("submit", "invoke", "submit", data={"function": self.submit_spec, "args": kwargs})
+        record = self.jq.record
+        record.submitting(function=self.submit_spec, args=kwargs)
         proc = subprocess.run([sys.executable, "-c", RUNNER, self.submit_spec, json.dumps(kwargs, default=str)],
                               cwd=self.jq.config.root, env={**os.environ, **self.jq.stack.env, ENV_PROCESS: SUBMITTER},
                               capture_output=True, text=True, timeout=SUBMIT_TIMEOUT)
         marked = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_MARK)]
         if proc.returncode != 0 or not marked:
-            history.record("submit", "fail", "submit", data={"exit": proc.returncode,
-                                                             "stderr": proc.stderr[-2000:]})
+            record.submission(None, accepted=False, error=f"exit {proc.returncode}", exit=proc.returncode,
+                              stderr=proc.stderr[-2000:])
             raise SubmitError(f"{self.submit_spec}(**{kwargs!r}) failed (exit {proc.returncode}):\n"
                               f"{proc.stderr[-2000:]}")
         job_id = json.loads(marked[-1][len(RESULT_MARK):])
         if job_id is None:
-            history.record("submit", "fail", "submit", data={"returned": None})
+            record.submission(None, accepted=False, error="returned no job id", returned=None)
             raise SubmitError(f"{self.submit_spec} returned None: it must return the new job's id")
-        history.record("submit", "ok", "submit", job_id=str(job_id), data={"job_id": str(job_id)})
+        record.submission(str(job_id))
         return str(job_id)
 
     def submit_job(self, n: int) -> str:

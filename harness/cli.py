@@ -58,9 +58,10 @@ def _mutants(args: argparse.Namespace) -> int:
     baseline, results = matrix.run()
     for line in render(baseline, results):
         print(line)
-    out = args.out or settings.root / "benchmarks" / "results" / "mutants.json"
+    out = args.out or settings.root / settings.artifacts / "mutants.json"  # the project's run output, not its sources
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(to_json(baseline, results), indent=1, default=str))
+    print(f"results: {out}")
     survived = [r.name for r in results if not r.caught]
     return 0 if baseline.exit_code == 0 and not survived else 1
 
@@ -109,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     mutants.add_argument("--full", action="store_true",
                          help="every scenario against every mutant; show which invariants catch each")
     mutants.add_argument("--out", type=Path, default=None,
-                         help="where the results go (default benchmarks/results/mutants.json)")
+                         help="where the results go (default <artifacts>/mutants.json)")
     mutants.add_argument("pytest_args", nargs="*",
                          help="more arguments for every pytest run (after --), e.g. -- --jobquake-sqs localstack")
     mutants.set_defaults(func=_mutants)

@@ -12,11 +12,15 @@ import math
 import os
 import random
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 from harness.errors import ConfigError
+
+# The states a person can see as final, where the app's config names none: the one definition
+# (config's default, a snapshot's, and every checker's fallback).
+DEFAULT_TERMINAL_STATES = ("done", "failed", "needs_human")
 
 # Environment variables jobquake sets for its own processes: never config keys.
 RESERVED_ENV = {"JOBQUAKE_FAILPOINTS_DIR", "JOBQUAKE_CACHE_DIR", "JOBQUAKE_REQUIRE_DOCKER",
@@ -108,7 +112,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("job_reason_column", str, "reason", "job failure reason column"),
     Option("job_attempt_column", str, "attempt", "job attempt (fencing token) column"),
     Option("job_heartbeat_column", str, "heartbeat_at", "job heartbeat column ('' if none)"),
-    Option("terminal_states", _str_list, ("done", "failed", "needs_human"), "states a person can see as final"),
+    Option("terminal_states", _str_list, DEFAULT_TERMINAL_STATES, "states a person can see as final"),
     Option("redis_binary", str, "", "path of redis-server (default: PATH)"),
     Option("postgres_bindir", str, "", "folder of initdb/postgres (default: PATH, pg_config, /usr/lib/postgresql/*/bin)"),
     Option("postgres_max_connections", _non_negative_int, 60, "Postgres max_connections"),
@@ -254,20 +258,89 @@ def _in_range(key: str, value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Config:
-    """The effective configuration; ``sources[key]`` says where each value came from."""
+    """The effective configuration: one typed field per key of ``OPTIONS`` (its help says what it
+    does), ``sources[key]`` where each value came from, ``root`` the project folder.
 
-    values: Mapping[str, Any]
-    sources: Mapping[str, str] = field(default_factory=dict)
+    Made by ``resolve`` (``jobquake config`` prints it); frozen: a run's settings do not change.
+    """
+
+    backend: Literal["process", "docker"]
+    seed: int
+    time_scale: float
+    artifacts: str
+    workers: int
+    worker_command: str
+    worker_ready: str
+    start_timeout: float
+    settle_timeout: float
+    schema: str
+    budgets: str
+    job_table: str
+    job_id_column: str
+    job_state_column: str
+    job_reason_column: str
+    job_attempt_column: str
+    job_heartbeat_column: str
+    terminal_states: tuple[str, ...]
+    redis_binary: str
+    postgres_bindir: str
+    postgres_max_connections: int
+    paidapi_profile: str
+    proxied: tuple[str, ...]
+    docker_host: str
+    docker_network: Literal["host", "bridge"]
+    docker_redis_image: str
+    docker_postgres_image: str
+    docker_sqs_image: str
+    docker_proxy_image: str
+    docker_paidapi_image: str
+    docker_app_image: str
+    scenarios: str
+    mutants: str
+    mutant_env: str
+    env: dict[str, Any]
+    processes: dict[str, Any]
+    queues: tuple[dict[str, Any], ...]
+    sqs: Literal["moto", "localstack"]
+    docker_localstack_image: str
+    on_unknown: Literal["fail", "warn"]
+    pending_queries: tuple[str, ...]
+    call_key: str
+    call_key_header: str
+    paidapi_prices: dict[str, Any]
+    instrument: bool
+    job_id_from: str
+    job_updated_column: str
+    nightly: dict[str, Any]
+    sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     root: Path = Path(".")
+    # keys of OPTIONS that have no field above yet: still readable as attributes
+    more: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any], sources: Mapping[str, str] | None = None,
+                    root: Path = Path(".")) -> "Config":
+        """A Config of parsed ``values`` (key -> value); keys without a field go to ``more``."""
+        return cls(**{k: v for k, v in values.items() if k in _FIELDS}, sources=dict(sources or {}), root=root,
+                   more={k: v for k, v in values.items() if k not in _FIELDS})
 
     def __getattr__(self, key: str) -> Any:
-        try:
-            return self.values[key]
-        except KeyError:
-            raise AttributeError(key) from None
+        more = self.__dict__.get("more") or {}
+        if key in more:
+            return more[key]
+        raise AttributeError(f"{type(self).__name__!r} has no setting {key!r}")
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Every setting, key -> value, in the order of ``OPTIONS``."""
+        return {opt.key: getattr(self, opt.key) for opt in OPTIONS}
 
     def describe(self) -> list[tuple[str, Any, str]]:
-        return [(opt.key, self.values[opt.key], self.sources[opt.key]) for opt in OPTIONS]
+        """(key, value, where it came from) for every setting, in the order of ``OPTIONS``."""
+        return [(opt.key, getattr(self, opt.key), self.sources[opt.key]) for opt in OPTIONS]
+
+
+_FIELDS = frozenset(f.name for f in fields(Config)) - {"sources", "root", "more"}
 
 
 def env_name(key: str) -> str:
@@ -321,7 +394,7 @@ def resolve(
     if values["seed"] is None:
         values["seed"], sources["seed"] = random.SystemRandom().randrange(2**31), "random (no seed given)"
     root = pyproject.parent if pyproject else Path.cwd()
-    return Config(values=values, sources=sources, root=root)
+    return Config.from_values(values, sources, root)
 
 
 def _from_env(environ: Mapping[str, str]) -> dict[str, str]:

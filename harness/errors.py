@@ -1,6 +1,8 @@
 """The exception hierarchy: one base, subclasses that keep the object that failed."""
 from __future__ import annotations
 
+from typing import Any
+
 
 class HarnessError(Exception):
     """Base of every error jobquake raises on purpose."""
@@ -16,7 +18,19 @@ class ConfigError(HarnessError):
 
 
 class WaitTimeout(HarnessError):
-    """A polled condition did not hold before its deadline."""
+    """A wait reached its bound; ``seen`` is what was observed meanwhile (None: nothing to show)."""
+
+    def __init__(self, message: str = "", *, seen: Any = None):
+        super().__init__(message)
+        self.seen = seen
+
+
+class SettleTimeout(WaitTimeout):
+    """Work was still pending at the settle bound; ``outcome`` (also ``seen``) lists it."""
+
+    def __init__(self, outcome: Any):
+        super().__init__(outcome.describe(), seen=outcome)
+        self.outcome = outcome
 
 
 class ServiceError(HarnessError):
@@ -60,3 +74,11 @@ class FaultError(HarnessError):
     def __init__(self, message: str, *, fault: str):
         super().__init__(f"fault {fault!r}: {message}")
         self.fault = fault
+
+
+class FaultWaitTimeout(FaultError, WaitTimeout):
+    """A fault's ``wait()`` reached its bound before the fault took place; ``seen`` says what did."""
+
+    def __init__(self, message: str, *, fault: str, seen: Any = None):
+        super().__init__(message, fault=fault)
+        self.seen = seen

@@ -20,6 +20,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(f"jobquake_{opt.key}", opt.help, default=None)
     group.addoption("--jobquake-list-catches", dest="jobquake_list_catches", default=None, metavar="PATH",
                     help="write which mutants each collected scenario catches (JSON) and stop")
+    from harness.nightly.pytest_entry import add_options
+
+    add_options(group)  # --jobquake-nightly=DURATION: a nightly run as one test
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -38,6 +41,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"jobquake: {exc}") from None
     config.pluginmanager.register(session, SESSION_KEY)
     config.pluginmanager.register(MarkerCheck(session.settings.mutants, config.rootpath), "jobquake-markers")
+    from harness.nightly.pytest_entry import NightlyCollector
+
+    config.pluginmanager.register(NightlyCollector(), "jobquake-nightly")
 
 
 def _session(config: pytest.Config):

@@ -1,23 +1,42 @@
-"""One scenario's handle on the stack: what a test touches through the ``jq`` fixture."""
+"""``Run``: one scenario's handle on the stack, the type of the ``jq`` fixture.
+
+Scenarios annotate it (``def test_x(jq: Run, ...)``). What a scenario uses:
+
+- ``jq.faults``: inject faults (one method per fault), healed before the verdict;
+- ``jq.record``: write what the app was asked and told (submissions, status events);
+- ``jq.settle()``: wait until nothing can still cause work (``SettleTimeout`` at the bound);
+- ``jq.expect(...)``: declare what the scenario makes, for the checkers;
+- ``jq.stack``, ``jq.paidapi``, ``jq.failpoints``, ``jq.proxy``, ``jq.workers``: controls,
+  not faults: what they change is neither recorded nor healed;
+- ``jq.config``, ``jq.values``, ``jq.database_url`` / ``database_dsn`` / ``redis_url``,
+  ``jq.scaled()``, ``jq.rng``, ``jq.seed``, ``jq.history``, ``jq.artifacts``.
+
+The session's side (collecting the evidence, saving logs, closing) is private.
+"""
 from __future__ import annotations
 
 import random
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from harness.checks.needs import EXPECT, LEDGER_SOURCE, READ, SNAPSHOT_SOURCE, STATE_LOG_SOURCE
-from harness.checks.snapshot import Snapshot
 from harness.config import Config
-from harness.evidence import JobTable
+from harness.errors import SettleTimeout
+from harness.evidence import JobTable, Snapshot, attempt_deaths
+from harness.failpoints.control import FailpointControl
 from harness.faults import Faults
-from harness.history import History, Recorder
+from harness.history import History, Record, Recorder
 from harness.history import vocabulary as v
-from harness.history.converters import events_from_ledger, events_from_triggers
-from harness.history.derive import attempt_deaths
+from harness.history.converters import (events_from_attempt_deaths, events_from_ledger, events_from_state_log,
+                                        events_from_triggers)
+from harness.paidapi.control import PaidAPIControl
 from harness.pending import SettleOutcome, Settler
 from harness.pending.sources import Sources
+from harness.proxy.client import ProxyClient
 from harness.stack.stack import Stack
+from harness.stack.worker import WorkerPool
 
 
 def artifacts_dir_for(root: Path, nodeid: str) -> Path:
@@ -28,6 +47,23 @@ def artifacts_dir_for(root: Path, nodeid: str) -> Path:
 
 class Run:
     """The stack as one test sees it, plus that test's evidence folder, history and seeded RNG."""
+
+    stack: Stack
+    config: Config
+    nodeid: str
+    seed: int
+    artifacts: Path
+    rng: random.Random
+    history: Recorder
+    record: Record
+    jobs: JobTable
+    paidapi: PaidAPIControl
+    proxy: ProxyClient
+    failpoints: FailpointControl
+    workers: WorkerPool
+    values: dict[str, Any]
+    faults: Faults
+    settle_outcome: SettleOutcome | None
 
     def __init__(self, stack: Stack, config: Config, artifacts: Path, nodeid: str):
         self.stack = stack
@@ -40,6 +76,7 @@ class Run:
         # one RNG per test, derived from the run seed: replaying one test replays its choices
         self.rng = random.Random(f"{config.seed}:{nodeid}")
         self.history = Recorder(self.artifacts / "history.jsonl")
+        self.record = Record(self.history)  # what the scenario saw the app do, in the checkers' words
         self.jobs = JobTable.from_config(config)
         self.paidapi = stack.paidapi.control()
         self.proxy = stack.proxy.client()
@@ -54,6 +91,7 @@ class Run:
 
     @property
     def database_url(self) -> str:
+        """The app's SQLAlchemy URL of its database (through the fault proxy when it is proxied)."""
         return self.values["database_url"]
 
     @property
@@ -63,6 +101,7 @@ class Run:
 
     @property
     def redis_url(self) -> str:
+        """The broker's URL, as the app is given it."""
         return self.values["redis_url"]
 
     def scaled(self, seconds: float) -> float:
@@ -70,8 +109,12 @@ class Run:
         return seconds * self.config.time_scale
 
     # -- after the scenario --------------------------------------------------------
-    def settle(self, timeout: float | None = None) -> bool:
-        """Wait until nothing can still cause work; False at the bound (``settle_outcome`` says what).
+    def settle(self, timeout: float | None = None) -> SettleOutcome:
+        """Wait until nothing can still cause work; the outcome. ``SettleTimeout`` at the bound.
+
+        The timeout (``.outcome``: what was still pending) is also recorded,
+        and the verdict reports it; a scenario whose story is "this never
+        settles" writes ``with pytest.raises(SettleTimeout): jq.settle(...)``.
 
         Waits for: every job terminal, every ``pending_queries`` at 0, no paid
         call in flight, the Redis broker's queues empty with no message
@@ -85,10 +128,13 @@ class Run:
         self.history.record("harness", "ok" if outcome.settled else "info", "settle",
                             data={"settled": outcome.settled, "waited": round(outcome.waited, 3),
                                   "timeout": timeout, "pending": [p.to_dict() for p in outcome.pending]})
-        return outcome.settled
+        if not outcome.settled:
+            raise SettleTimeout(outcome)
+        return outcome
 
-    def collect(self) -> tuple[History, Snapshot]:
-        """Merge every source of evidence into the history; take the final DB snapshot."""
+    # -- the session's side ------------------------------------------------------------
+    def _collect(self) -> tuple[History, Snapshot]:
+        """For the session: merge every source of evidence into the history; take the final DB snapshot."""
         ledger = self.paidapi.ledger()
         self.history.extend(events_from_ledger(ledger))
         self._read(LEDGER_SOURCE, len(ledger))  # checkers tell "read, empty" from "never read"
@@ -98,10 +144,10 @@ class Run:
             from harness.instrument.control import events_from_records
 
             self.history.extend(events_from_records(instrument.records()))
-        states = self.jobs.state_events(self.database_dsn)
-        self.history.extend(states)
-        self._read(STATE_LOG_SOURCE, len(states))
-        self.history.extend(attempt_deaths(states, self.jobs.terminal_states))
+        changes = self.jobs.state_changes(self.database_dsn)
+        self.history.extend(events_from_state_log(changes))
+        self._read(STATE_LOG_SOURCE, len(changes))
+        self.history.extend(events_from_attempt_deaths(attempt_deaths(changes, self.jobs.terminal_states)))
         from harness.limits import record_limits, record_results
 
         record_limits(self)  # the app's declared limits and saved results: generic invariants' evidence
@@ -118,14 +164,15 @@ class Run:
         """Record what the scenario declared it makes (``paid_calls=0``, ``jobs=0``) for the checkers."""
         self.history.record(v.HARNESS, "ok", EXPECT, data=counts)
 
-    def save_logs(self) -> Path:
-        """Write each service's log lines from this test into ``<artifacts>/logs``."""
+    def _save_logs(self) -> Path:
+        """For the session: write each service's log lines from this test into ``<artifacts>/logs``."""
         folder = self.artifacts / "logs"
         folder.mkdir(exist_ok=True)
         for svc in self.stack.services():
             (folder / f"{svc.name}.log").write_text(svc.logs_since(self._log_offsets.get(svc.name, 0)))
         return folder
 
-    def close(self) -> None:
+    def _close(self) -> None:
+        """For the session: stop the settle's readers and close the history."""
         self.sources.close()
         self.history.close()

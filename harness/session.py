@@ -16,7 +16,7 @@ from harness.checks.failure import failure_text, format_result
 from harness.checks.generic import applicable, decided
 from harness.checks.landed import faults_landed
 from harness.checks.runner import checker_name
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, SettleTimeout
 from harness.isolation import isolate
 from harness.leaks import created_jobs, leaked_to_later, no_work_from_earlier_tests, without_leaks
 from harness.pending.verdict import settle_result
@@ -81,6 +81,12 @@ class JobquakeSession:
             result = yield
         except KeyboardInterrupt:
             raise  # the run is stopping: no verdict, the stack stops at once
+        except SettleTimeout as timeout:
+            # the scenario's own settle gave up: the verdict says why (a stuck job names its invariant)
+            error = self._judge(item, run, settle=False)
+            if error is not None:
+                raise error from timeout
+            raise
         except BaseException:
             self._judge(item, run, settle=False)  # keep the evidence of a scenario that broke
             raise
@@ -128,15 +134,18 @@ class JobquakeSession:
 
     # -- the verdict ---------------------------------------------------------------
     def _judge(self, item: pytest.Item, run: Run, *, settle: bool) -> BaseException | None:
-        run.faults.heal_all()  # heal, then check (Jepsen's final generator)
+        run.faults.heal_all(before_verdict=True)  # heal, then check (Jepsen's final generator)
         marker = item.get_closest_marker("jobquake")
         opts = markers.ScenarioOptions.from_kwargs(marker.kwargs if marker else {})
         if settle and opts.settle is not False:
             bound = opts.settle if not isinstance(opts.settle, bool) else None
-            run.settle(bound)  # a timeout is a result below, with what was pending
+            try:
+                run.settle(bound)
+            except SettleTimeout:
+                pass  # a result below (settled_before_verdict), with what was pending
         if opts.expect:
             run.expect(**opts.expect)
-        history, snapshot = run.collect()
+        history, snapshot = run._collect()
         leaks = no_work_from_earlier_tests(history, self._created_by)
         judged = without_leaks(history) if leaks.valid is False else history
         checkers = opts.checkers() + ([faults_landed] if run.faults.injected else [])  # each fault must land
@@ -204,7 +213,7 @@ class JobquakeSession:
 
     def _worker_event(self, name: str, worker: Any, data: dict) -> None:
         if self._run is not None:
-            self._run.history.record("worker", "ok", name, data=data)
+            self._run.record.worker(name, **data)
 
     def begin(self, node: pytest.Item, stack: Stack) -> Run:
         stack.reset()
@@ -216,6 +225,6 @@ class JobquakeSession:
         try:
             isolate(run, run.settler.read_all())  # nothing of this test may reach the next one
         finally:
-            run.save_logs()
-            run.close()
+            run._save_logs()
+            run._close()
             self._run = None

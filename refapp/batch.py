@@ -59,6 +59,8 @@ def run_batch(attempt: Attempt, batch: Sequence[Item], process: Process, *, noun
             attempt.ensure_alive()
             failpoint(TASK_ITEM, **attempt.context(item=item.idx))
             outcome = _isolated(attempt, item, process)
+            if not outcome.ok:  # said where an operator looks, not only in the item's row
+                log.warning("job %s: item %s failed: %s", attempt.job_id, item.idx, outcome.reason)
             jobstore.record_item(attempt, item.idx, ok=outcome.ok, result=outcome.result,
                                  reason=outcome.reason, retryable=outcome.retryable)
         except SoftTimeLimitExceeded:

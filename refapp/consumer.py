@@ -103,7 +103,7 @@ class Consumer:
             # the wrong shape: "the database tracks the job now"; a crash or a retry has no message left
             await self._delete(receipt)
         if receives > self.config.max_attempts:
-            await asyncio.to_thread(jobstore.give_up, job_id, self.config.max_attempts)
+            await asyncio.to_thread(jobstore.give_up, job_id)
             await self._delete(receipt)
             return
         attempt, why = await asyncio.to_thread(jobstore.claim, job_id, "sqs")

@@ -179,11 +179,13 @@ def record_item(attempt: Attempt, idx: int, *, ok: bool, result: str | None, rea
         conn.execute(sa.update(jobs).where(jobs.c.id == attempt.job_id).values(**_item_counts()))
 
 
-def give_up(job_id: str, attempts: int) -> bool:
+def give_up(job_id: str) -> bool:
     """Fail a job whose queue delivered it more often than the code allows; False if not ours to fail.
 
     A job finished, or running under a live attempt, is left alone. The
-    reason keeps the label (``timeout`` / ``error``) of the last failure.
+    reason keeps the label (``timeout`` / ``error``) of the last failure and
+    counts the attempts that ran, which can be fewer than the deliveries (a
+    delivery that found the job in hand was handed back, not attempted).
     """
     fresh_run = sa.and_(jobs.c.state == RUNNING,
                         sa.not_(older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale"))))
@@ -194,8 +196,8 @@ def give_up(job_id: str, attempts: int) -> bool:
         last = job["reason"] or "no reason recorded"
         # the last attempt's label carries over: attempts that timed out end as a timeout
         label = "timeout" if last.startswith("timeout") and not mutant("give-up-relabels-timeout") else "error"
-        # the attempts that ran, not the deliveries: a delivery that found the job in hand was no attempt
-        reason = f"{label}: gave up after {job['attempt']} attempts (last: {last})"
+        ran = job["attempt"]
+        reason = f"{label}: gave up after {ran} attempt{'' if ran == 1 else 's'} (last: {last})"
         moved = conn.execute(
             sa.update(jobs).where(jobs.c.id == job_id, jobs.c.state.not_in(TERMINAL), sa.not_(fresh_run))
             .values(state=FAILED, reason=reason, finished_at=NOW, updated_at=NOW)

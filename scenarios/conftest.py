@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import pytest
 
+from harness import Run
 from scenarios.refapp_client import RefApp
 
 
 @pytest.fixture
-def refapp(jq):
+def refapp(jq: Run):
     """refapp's API, status events and tables, recording into this scenario's history."""
     client = RefApp(jq)
     yield client

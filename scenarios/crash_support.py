@@ -3,17 +3,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness import Run
 from harness.faults import KillWorker
 
 
-def kill_every_worker(jq: Any) -> list[KillWorker]:
+def kill_every_worker(jq: Run) -> list[KillWorker]:
     """SIGKILL each worker's whole process group (main process and pool children), now.
 
     Used when a paid-API gate holds a job's call: the provider cannot tell
     which worker made it, so every one dies. Healing a returned fault starts
     a fresh worker in the dead one's place.
     """
-    return [jq.faults.kill_worker(index) for index in range(len(jq.workers))]
+    return [jq.faults.kill_worker(worker.name) for worker in jq.stack.workers.workers]
 
 
 def start_fresh_workers(kills: list[KillWorker]) -> None:

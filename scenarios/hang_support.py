@@ -11,15 +11,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from harness import Run
 from harness.history import vocabulary as v
 
 
-def configured_deadline(jq: Any) -> float:
+def configured_deadline(jq: Run) -> float:
     """The per-call deadline refapp reads from its environment, in this run's seconds."""
     return jq.scaled(float(jq.config.env["REFAPP_MODEL_DEADLINE_S"]))
 
 
-def worker_slots(jq: Any) -> int:
+def worker_slots(jq: Run) -> int:
     """How many jobs can run at once: Celery workers × prefork children per worker."""
     return jq.config.workers * int(jq.config.env["REFAPP_WORKER_CONCURRENCY"])
 
@@ -29,7 +30,7 @@ def submit_one_document_jobs(refapp: Any, count: int, name: str) -> list[str]:
     return [refapp.submit([f"invoice {i} from ACME"], file=f"{name}-{i}.pdf") for i in range(count)]
 
 
-def record_item_outcomes(jq: Any, refapp: Any) -> int:
+def record_item_outcomes(jq: Run, refapp: Any) -> int:
     """Record every saved document outcome as ``write ok write`` (table ``items``); how many.
 
     ``updated_at`` is the writing transaction's start, converted from the

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from harness import Run
 from harness.checks.done_steps import STEP_SAVED
 from harness.history import vocabulary as v
 from harness.history.timing import committed_data
@@ -21,7 +22,7 @@ SAVED_STEPS_SQL = """
 """
 
 
-def record_saved_steps(jq: Any, refapp: Any) -> int:
+def record_saved_steps(jq: Run, refapp: Any) -> int:
     """Record every ``step_results`` row as a ``write ok step_saved`` event; returns how many.
 
     ``created_at`` is the saving transaction's ``now()`` (its start); the

@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 import psycopg
 
-from harness import wait_until
+from harness import Run, wait_until
+from harness.history import Record
 
 TERMINAL = ("done", "failed", "needs_human")
 
@@ -23,7 +24,7 @@ TERMINAL = ("done", "failed", "needs_human")
 class RefApp:
     """A client of refapp bound to one scenario's run (the ``jq`` fixture)."""
 
-    def __init__(self, jq: Any):
+    def __init__(self, jq: Run):
         self.jq = jq
         self.url = jq.values["api_url"]
         self.http = httpx.Client(base_url=self.url, timeout=10.0)
@@ -38,17 +39,18 @@ class RefApp:
             body["documents"] = documents
         if route:
             body["route"] = route
-        history = self.jq.history
-        history.record("submit", "invoke", "submit", data={"project": project, "file": file})
+        record = self.jq.record
+        record.submitting(project=project, file=file)
         try:
             answer = self.http.post("/jobs", json=body)
         except httpx.HTTPError as exc:
-            history.record("submit", "info", "submit", data={"error": repr(exc)})
+            record.submission(None, accepted=None, error=repr(exc))  # the answer was lost
             raise
         job_id = answer.json().get("job_id") if answer.is_success else None
-        kind = "ok" if answer.is_success else "fail"
-        history.record("submit", kind, "submit", job_id=job_id, data={"status": answer.status_code,
-                                                                       "job_id": job_id})
+        if answer.is_success:
+            record.submission(job_id, status=answer.status_code)
+        else:
+            record.submission(None, accepted=False, error=f"HTTP {answer.status_code}", status=answer.status_code)
         if expect is not None:
             assert answer.status_code == expect, f"POST /jobs answered {answer.status_code}: {answer.text}"
         return job_id
@@ -84,7 +86,7 @@ class RefApp:
     def listen(self) -> "EventStream":
         """Subscribe to GET /events (every job's status events) for the rest of the scenario."""
         if self._events is None:
-            self._events = EventStream(self.url, self.jq.history)
+            self._events = EventStream(self.url, self.jq.record)
             self._events.start()
         return self._events
 
@@ -95,16 +97,16 @@ class RefApp:
 
 
 class EventStream:
-    """Server-sent events read in a thread and recorded as ``event ok status`` history events.
+    """Server-sent events read in a thread and recorded as status events (``jq.record.status_event``).
 
     A plain socket speaking HTTP/1.0 (so the body is not chunked): ``stop()``
     shuts the socket down, which ends the blocking read at once and lets the
     API shut down without waiting for a client that will never leave.
     """
 
-    def __init__(self, url: str, history: Any):
+    def __init__(self, url: str, record: Record):
         self.url = url
-        self.history = history
+        self.record = record
         self.received: list[dict[str, Any]] = []
         self._stopping = False
         host, port = url.split("://", 1)[1].split(":")
@@ -132,12 +134,12 @@ class EventStream:
         except (OSError, ValueError):
             pass
         if not self._stopping:
-            self.history.record("event", "info", "stream", data={"lost": True})
+            self.record.status_stream_lost()
 
     def _record(self, event: dict[str, Any]) -> None:
         self.received.append(event)
-        self.history.record("event", "ok", "status", job_id=event.get("job_id"), attempt=event.get("attempt"),
-                            data={"state": event.get("state"), "reason": event.get("reason")})
+        self.record.status_event(event.get("job_id"), event.get("state"), attempt=event.get("attempt"),
+                                 reason=event.get("reason"))
 
     def states(self, job_id: str) -> list[str]:
         return [e["state"] for e in self.received if e.get("job_id") == job_id]

@@ -1,4 +1,4 @@
-"""What the SQS-path scenarios need: refapp's SQS time budgets in this run's time, and faults that outlast the heal.
+"""What the SQS-path scenarios need: refapp's SQS time budgets in this run's time, and slow model calls.
 
 The budgets are read from refapp's own table (``refapp.budgets``, the one
 the stack's config already names), scaled by the run's time scale with the
@@ -8,81 +8,50 @@ either changes.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
 
+from harness import Run
 from refapp import budgets
 
 RECEIVE_WAIT_S = 1.0  # the consumer's long poll (refapp.consumer.RECEIVE_WAIT): a visible message waits at most this
 DEFAULT_MODEL_DEADLINE_S = 120.0  # the budget table's model_call, when the stack sets no REFAPP_MODEL_DEADLINE_S
 
 
-def budget(jq: Any, name: str) -> float:
+def budget(jq: Run, name: str) -> float:
     """refapp's budget ``name`` in seconds at this run's time scale (with its floor)."""
     return budgets.scaled(name, jq.config.time_scale)
 
 
-def attempt_cap(jq: Any) -> float:
+def attempt_cap(jq: Run) -> float:
     """How long an SQS attempt may run before the consumer declares it dead and releases its message."""
     return budget(jq, "sqs_attempt_cap")
 
 
-def visibility_window(jq: Any) -> float:
+def visibility_window(jq: Run) -> float:
     """The SQS visibility window the heartbeat renews (whole seconds, at least 1)."""
     return max(1.0, round(budget(jq, "sqs_visibility")))
 
 
-def redelivery_bound(jq: Any) -> float:
+def redelivery_bound(jq: Run) -> float:
     """How long a released message may take to reach a consumer again: the retry backoff plus a long poll."""
     return round(budget(jq, "sqs_retry_backoff")) + RECEIVE_WAIT_S
 
 
-def model_deadline(jq: Any) -> float:
+def model_deadline(jq: Run) -> float:
     """The per-call deadline the stack configures for refapp (``REFAPP_MODEL_DEADLINE_S``), scaled."""
     configured = jq.config.env.get("REFAPP_MODEL_DEADLINE_S")
     return jq.scaled(float(configured) if configured else DEFAULT_MODEL_DEADLINE_S)
 
 
-def slow_model_calls(jq: Any, share_of_deadline: float = 0.8) -> float:
+def slow_model_calls(jq: Run, share_of_deadline: float = 0.8) -> float:
     """Make every paid call take ``share_of_deadline`` of the model deadline: slow, never timed out.
 
     Returns a call's duration in this run's seconds.
     """
     call = share_of_deadline * model_deadline(jq)
-    jq.paidapi.set_mode("slow", seconds=call / jq.config.time_scale)  # the provider scales it back
+    jq.faults.paidapi_mode("slow", seconds=call / jq.config.time_scale)  # the provider scales it back
     return call
 
 
 def calls_to_outlast(window: float, call: float) -> int:
     """How many back-to-back calls of ``call`` seconds it takes to pass ``window``."""
     return math.ceil(window / call)
-
-
-class LastingFaults:
-    """Faults injected outside ``jq.faults``: the heal before the verdict leaves them in place.
-
-    For a fault that is the whole point of the scenario while it is judged
-    (a call that never comes back); the fixture heals them at teardown, once
-    the verdict is in, so no process stays held.
-    """
-
-    def __init__(self, jq: Any):
-        self.jq = jq
-        self.faults: list[Any] = []
-
-    def inject(self, fault: Any) -> Any:
-        """Bind and inject ``fault`` (recorded in the history like any other); returns it."""
-        self.faults.append(fault)
-        return fault.bind(self.jq).inject()
-
-    def heal_all(self) -> None:
-        for fault in reversed(self.faults):
-            fault.heal()
-
-
-def lasting_faults(jq: Any) -> Iterator[LastingFaults]:
-    """Generator for a fixture: the scenario's lasting faults, healed after its verdict."""
-    faults = LastingFaults(jq)
-    try:
-        yield faults
-    finally:
-        faults.heal_all()

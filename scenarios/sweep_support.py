@@ -17,7 +17,7 @@ from typing import Any
 from harness import wait_until
 from harness.errors import WaitTimeout
 from harness.history import vocabulary as v
-from harness.run import Run
+from harness import Run
 from scenarios.refapp_client import RefApp
 
 PAST_DUE = dt.timedelta(days=40)  # comfortably past due: the sweep must pick these up

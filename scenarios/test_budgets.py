@@ -9,6 +9,7 @@ Postgres's own count of table scans.
 """
 import pytest
 
+from harness import Run
 from harness.budgets import audit_budgets
 from harness.querystats import ScanCounter
 
@@ -24,8 +25,8 @@ SCANS_PER_DOCUMENT = 0.5
 
 @pytest.mark.catches("cli-budget-wins", invariant="effective_budget")
 @pytest.mark.jobquake(checks=["effective_budget"])
-def test_every_task_runs_on_the_budget_it_declares(jq, refapp):
-    """No fault: the audit compares the declared budgets with what the running workers enforce.
+def test_every_task_runs_on_the_budget_it_declares(jq: Run, refapp):
+    """Slow model calls only: the audit compares the declared budgets with what the workers enforce.
 
     Right: ``refapp.process_job`` declares 600 s soft / 900 s hard and the
     workers report the same (the worker command adds no limit of its own);
@@ -37,7 +38,7 @@ def test_every_task_runs_on_the_budget_it_declares(jq, refapp):
     """
     audit_budgets(jq)
 
-    jq.paidapi.set_mode("slow", seconds=LONG_TAIL_CALL_S)  # the only job of this scenario
+    jq.faults.paidapi_mode("slow", seconds=LONG_TAIL_CALL_S)  # the only job of this scenario
     job_id = refapp.submit([f"long contract, part {i}" for i in range(LONG_TAIL_DOCUMENTS)])
 
     job = refapp.wait_for(job_id, timeout=30)
@@ -47,8 +48,8 @@ def test_every_task_runs_on_the_budget_it_declares(jq, refapp):
 @pytest.mark.catches("reference-table-rescan", invariant="query_budget")
 @pytest.mark.jobquake(checks=["query_budget"],
                       options={"query_budget": {"budget": {"categories": SCANS_PER_DOCUMENT}}})
-def test_the_category_table_is_not_read_per_document(jq, refapp):
-    """No fault: a batch of documents, with Postgres counting the scans of ``categories``.
+def test_the_category_table_is_not_read_per_document(jq: Run, refapp):
+    """Slow model calls only: a batch of documents, with Postgres counting the scans of ``categories``.
 
     Every document's prompt lists the categories, and every answer is checked
     against them. Right: the table is read once per worker process and kept,
@@ -59,7 +60,7 @@ def test_the_category_table_is_not_read_per_document(jq, refapp):
     about once a second, and the count read afterwards is then most of them.
     """
     scans = ScanCounter(jq.database_dsn, "categories").start()
-    jq.paidapi.set_mode("slow", seconds=BATCH_CALL_S)  # the only job of this scenario
+    jq.faults.paidapi_mode("slow", seconds=BATCH_CALL_S)  # the only job of this scenario
 
     job_id = refapp.submit([f"receipt {i}" for i in range(BATCH_DOCUMENTS)])
 

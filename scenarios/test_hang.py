@@ -28,7 +28,8 @@ the job is submitted, too late to be sure its call has not been made.
 """
 import pytest
 
-from harness import wait_until
+from harness import Run, wait_until
+from harness.faults import HangEndpoint
 from scenarios.hang_support import (configured_deadline, record_item_outcomes, submit_one_document_jobs,
                                     worker_slots)
 
@@ -60,7 +61,7 @@ def assert_timed_out(job: dict) -> None:
 @pytest.mark.catches("timeout-unlabelled", invariant="timeout_labelled")
 @pytest.mark.catches("dead-config-deadline", invariant="deadline_honoured")
 @pytest.mark.catches("no-deadline", invariant="deadline_honoured")
-def test_a_provider_that_never_answers_fails_each_job_at_the_deadline(jq, refapp):
+def test_a_provider_that_never_answers_fails_each_job_at_the_deadline(jq: Run, refapp):
     """The provider accepts every call and never answers; nothing is billed.
 
     One more job than there are worker slots: the first ones take every
@@ -89,7 +90,7 @@ def test_a_provider_that_never_answers_fails_each_job_at_the_deadline(jq, refapp
 
 @pytest.mark.jobquake(checks=["deadline_honoured"], options=ON_TIME)
 @pytest.mark.catches("dead-config-deadline", invariant="deadline_honoured")
-def test_an_answer_lost_on_the_network_fails_each_job_at_the_deadline(jq, refapp):
+def test_an_answer_lost_on_the_network_fails_each_job_at_the_deadline(jq: Run, refapp):
     """Requests reach the provider, which works and bills; every answer is dropped on the way back.
 
     The same shape as at the provider, and the same outcome for the user:
@@ -119,7 +120,7 @@ def test_an_answer_lost_on_the_network_fails_each_job_at_the_deadline(jq, refapp
 
 @pytest.mark.jobquake(settle=2, checks=["deadline_honoured"], options=ON_TIME)
 @pytest.mark.catches("no-deadline", invariant="every_job_terminal")
-def test_hung_calls_do_not_stop_the_jobs_queued_behind_them(jq, refapp):
+def test_hung_calls_do_not_stop_the_jobs_queued_behind_them(jq: Run, refapp):
     """The provider hangs as many calls as there are worker slots, then answers normally again.
 
     Every slot is taken by a hung call when an ordinary job arrives. The
@@ -132,16 +133,15 @@ def test_hung_calls_do_not_stop_the_jobs_queued_behind_them(jq, refapp):
     scenario return with jobs still running, the settle bound of 2 s, twice
     what the right app needs, keeps the judgement as quick.)
 
-    The hang is a provider rule set through ``jq.paidapi``, not a fault, for
-    two reasons. Its ``count`` hangs only the next calls, so the ordinary
-    job's call is answered. And it is deliberately left in place while the
-    run is judged: healing a hang answers its calls 503, which would let go
-    the workers the bug wedged and hide the bug. The next scenario's reset
+    The hang's ``count`` hangs only the next calls, so the ordinary job's
+    call is answered. It is kept in place while the run is judged
+    (``jq.faults.keep``): healing a hang answers its calls 503, which would
+    let go the workers the bug wedged and hide the bug. The heal at teardown
     answers the calls it still holds.
     """
     assert configured_deadline(jq) == pytest.approx(DEADLINE), "the checks' options assume this deadline"
     slots = worker_slots(jq)
-    jq.paidapi.set_mode("hang", count=slots)  # the next `slots` calls: accepted, never answered
+    jq.faults.keep(HangEndpoint(count=slots))  # the next `slots` calls: accepted, never answered
 
     hung = submit_one_document_jobs(refapp, slots, "hangs")
     wait_until(lambda: len(jq.paidapi.ledger(state="hung")) == slots, timeout=WAIT,
@@ -158,7 +158,7 @@ def test_hung_calls_do_not_stop_the_jobs_queued_behind_them(jq, refapp):
 
 @pytest.mark.jobquake(checks=["timeout_labelled"], options={"timeout_labelled": LABELLED})
 @pytest.mark.catches("timeout-unlabelled", invariant="timeout_labelled")
-def test_a_hang_is_reported_as_a_timeout_and_a_provider_error_is_not(jq, refapp):
+def test_a_hang_is_reported_as_a_timeout_and_a_provider_error_is_not(jq: Run, refapp):
     """A call that hangs and a call that fails end the same way (``failed``) for different reasons.
 
     The user, and whoever is on call, must be able to tell them apart: a
@@ -172,7 +172,7 @@ def test_a_hang_is_reported_as_a_timeout_and_a_provider_error_is_not(jq, refapp)
     assert_timed_out(refapp.wait_for(hanging, timeout=WAIT))
     hang.heal()
 
-    with jq.paidapi.set_mode("fail", status=500):  # answered at once with a 500, not billed
+    with jq.faults.paidapi_mode("fail", status=500):  # answered at once with a 500, not billed
         failing = refapp.submit(["invoice from Initech"], file="fails.pdf")
         job = refapp.wait_for(failing, timeout=WAIT)
     assert job["state"] == "failed", job

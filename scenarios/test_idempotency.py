@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness import Run
 from harness.faults import AtFailpoint
 from refapp.submit import job_id_for
 from scenarios.crash_support import assert_caught_mid_job, kill_every_worker, start_fresh_workers
@@ -29,7 +30,7 @@ WAIT = 10.0  # seconds a wait may take on a busy machine
 
 
 @pytest.mark.catches("fresh-idempotency-key", invariant="no_double_billing")
-def test_a_call_billed_for_a_dead_worker_is_replayed_not_billed_again(jq, refapp):
+def test_a_call_billed_for_a_dead_worker_is_replayed_not_billed_again(jq: Run, refapp):
     """Same key on every attempt: the provider replays (bug: ``fresh-idempotency-key`` bills twice).
 
     The gate holds document 0's call at the provider; every worker is
@@ -43,9 +44,9 @@ def test_a_call_billed_for_a_dead_worker_is_replayed_not_billed_again(jq, refapp
     gate = jq.paidapi.gate(job_id=job_id, step="doc-0.categorise")
     assert refapp.submit(DOCUMENTS, project="p-key", file=FILE) == job_id
 
-    gate.wait_held(timeout=WAIT)
+    gate.wait(timeout=WAIT)
     kills = kill_every_worker(jq)
-    gate.remove()  # the provider finishes, and bills, with its client gone
+    gate.heal()  # the provider finishes, and bills, with its client gone
     assert_caught_mid_job(refapp, job_id)
     start_fresh_workers(kills)
 
@@ -55,7 +56,7 @@ def test_a_call_billed_for_a_dead_worker_is_replayed_not_billed_again(jq, refapp
 
 @pytest.mark.catches("check-after-pay", invariant="no_paid_call_for_done_step")
 @pytest.mark.jobquake(checks=["no_paid_call_for_done_step"])
-def test_a_step_saved_before_the_crash_is_not_paid_for_again(jq, refapp):
+def test_a_step_saved_before_the_crash_is_not_paid_for_again(jq: Run, refapp):
     """"Already done?" before paying (bug: ``check-after-pay`` asks only before saving).
 
     The worker dies just before document 1, after document 0's answer was
@@ -82,7 +83,7 @@ def test_a_step_saved_before_the_crash_is_not_paid_for_again(jq, refapp):
 
 @pytest.mark.catches("unstable-job-id", invariant="no_upload_billed_twice")
 @pytest.mark.jobquake(checks=["no_upload_billed_twice"])
-def test_an_upload_sent_twice_is_one_job_billed_once(jq, refapp):
+def test_an_upload_sent_twice_is_one_job_billed_once(jq: Run, refapp):
     """One job per upload (bug: ``unstable-job-id`` makes the second request a second job).
 
     The gateway timed out the user's first request and sent it again. Right:

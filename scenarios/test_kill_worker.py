@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness import Run
 from refapp import budgets
 from refapp.submit import job_id_for
 from scenarios.crash_support import assert_caught_mid_job, kill_every_worker, start_fresh_workers
@@ -50,7 +51,7 @@ MARGIN = 10.0  # seconds of slack for a busy machine, on top of the app's own bo
 
 @pytest.mark.catches("acks-early", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within the broker's own bound
-def test_a_killed_workers_task_comes_back_from_the_broker(jq, refapp):
+def test_a_killed_workers_task_comes_back_from_the_broker(jq: Run, refapp):
     """Broker redelivery alone brings the job back (bug: ``acks-early`` loses it for good).
 
     With ``acks-early`` Celery acknowledged the task when a worker took it,
@@ -58,16 +59,16 @@ def test_a_killed_workers_task_comes_back_from_the_broker(jq, refapp):
     stays ``running`` for ever.
     """
     # the sweeper would re-send the stale job itself and hide the lost message
-    jq.stack.processes["sweeper"].stop()
+    jq.faults.stop_service("sweeper")
     job_id = job_id_for("p-redelivery", FILE)  # stable: the gate can be armed before submitting
     gate = jq.paidapi.gate(job_id=job_id, step=FIRST_PAID_STEP)
     assert refapp.submit(DOCUMENTS, project="p-redelivery", file=FILE) == job_id
 
-    gate.wait_held(timeout=MARGIN)  # a worker is now blocked on the model
+    gate.wait(timeout=MARGIN)  # a worker is now blocked on the model
     # (the kill must land within the call's deadline, 1 s here, or the worker gives up on the
     # call by itself and fails the job: the check below would say so)
     kills = kill_every_worker(jq)
-    gate.remove()  # the provider finishes and bills; nobody is there to receive the answer
+    gate.heal()  # the provider finishes and bills; nobody is there to receive the answer
     assert_caught_mid_job(refapp, job_id)
     start_fresh_workers(kills)
 
@@ -79,7 +80,7 @@ def test_a_killed_workers_task_comes_back_from_the_broker(jq, refapp):
 
 @pytest.mark.catches("no-sweeper", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within the sweeper's own bound
-def test_the_sweeper_rescues_a_job_whose_worker_and_message_are_gone(jq, refapp):
+def test_the_sweeper_rescues_a_job_whose_worker_and_message_are_gone(jq: Run, refapp):
     """The sweeper alone brings the job back (bug: ``no-sweeper`` finds nothing).
 
     Flushing the broker deletes the dead worker's unacknowledged task, so
@@ -90,10 +91,10 @@ def test_the_sweeper_rescues_a_job_whose_worker_and_message_are_gone(jq, refapp)
     gate = jq.paidapi.gate(job_id=job_id, step=FIRST_PAID_STEP)
     assert refapp.submit(DOCUMENTS, project="p-sweeper", file=FILE) == job_id
 
-    gate.wait_held(timeout=MARGIN)
+    gate.wait(timeout=MARGIN)
     kills = kill_every_worker(jq)
     jq.stack.redis.reset()  # FLUSHALL: the unacknowledged task is deleted with everything else
-    gate.remove()
+    gate.heal()
     assert_caught_mid_job(refapp, job_id)
     start_fresh_workers(kills)
 

@@ -26,7 +26,7 @@ import re
 
 import pytest
 
-from harness import wait_until
+from harness import Run, wait_until
 from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK, TASK_BEFORE_FINAL_WRITE
 from refapp.submit import job_id_for
 
@@ -34,15 +34,15 @@ DOCUMENTS = ["invoice from ACME, payable in 30 days", "hotel receipt, paid, than
 MARGIN = 10.0  # seconds: generous bounds on waits for a busy machine (outcomes stay strict)
 
 
-def crash_the_relay_between_send_and_mark(jq, job_id: str):
+def crash_the_relay_between_send_and_mark(jq: Run, job_id: str):
     """Arm the relay to SIGKILL itself once, between the two steps of relaying ``job_id``'s row."""
     return jq.faults.failpoint(RELAY_BETWEEN_SEND_AND_MARK, "kill", once=True, match={"job_id": job_id})
 
 
-def restart_the_relay_once_dead(jq, crash) -> None:
+def restart_the_relay_once_dead(jq: Run, crash) -> None:
     """Wait until the relay fired the failpoint and died, then start a fresh one."""
-    crash.wait_triggered(timeout=MARGIN)
-    relay = jq.stack.processes["relay"]
+    crash.wait(timeout=MARGIN)
+    relay = jq.stack.service("relay")  # a control: restarting is recovery, not a fault
     wait_until(lambda: not relay.is_running(), timeout=MARGIN, what="the relay to die")
     relay.start()  # returns once the new relay says it is ready
 
@@ -53,7 +53,7 @@ def unsent_rows(refapp, job_id: str) -> int:
 
 @pytest.mark.catches("outbox-mark-before-send", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within a bound chosen for a job this small
-def test_a_relay_killed_between_send_and_mark_sends_the_message_again(jq, refapp):
+def test_a_relay_killed_between_send_and_mark_sends_the_message_again(jq: Run, refapp):
     """A relay crash costs a duplicate send, never a lost one (bug: ``outbox-mark-before-send``).
 
     Right: the crash rolls back the relay's transaction, so the row is still
@@ -64,7 +64,7 @@ def test_a_relay_killed_between_send_and_mark_sends_the_message_again(jq, refapp
     """
     # The sweeper re-sends a job that sat queued with no message for `queued_too_long`:
     # it would rescue the lost message and hide the bug. The relay is tested alone.
-    jq.stack.processes["sweeper"].stop()
+    jq.faults.stop_service("sweeper")
     job_id = job_id_for("p-relay-crash", "scan.pdf")  # stable: the failpoint can name it first
     crash = crash_the_relay_between_send_and_mark(jq, job_id)
     assert refapp.submit(DOCUMENTS, project="p-relay-crash", file="scan.pdf") == job_id
@@ -80,7 +80,7 @@ def test_a_relay_killed_between_send_and_mark_sends_the_message_again(jq, refapp
 JOB_TASK_LOG = re.compile(r"Task refapp\.process_job\[(?P<task>[^\]]+)\] (?P<what>received|succeeded|raised)")
 
 
-def deliveries_handled(jq, log_marks: dict[str, int]) -> int:
+def deliveries_handled(jq: Run, log_marks: dict[str, int]) -> int:
     """Job tasks a worker both received and finished since ``log_marks``, whatever each did.
 
     Counting only tasks received after the marks keeps out a message of an
@@ -95,7 +95,7 @@ def deliveries_handled(jq, log_marks: dict[str, int]) -> int:
 
 @pytest.mark.catches("consumer-not-idempotent", invariant="terminal_is_final")
 @pytest.mark.jobquake(checks=["terminal_is_final"])
-def test_a_message_sent_twice_runs_the_job_once(jq, refapp):
+def test_a_message_sent_twice_runs_the_job_once(jq: Run, refapp):
     """A duplicate message for a finished job is dropped (bug: ``consumer-not-idempotent`` reruns it).
 
     The relay crashes after sending and before marking, and is restarted only
@@ -111,7 +111,7 @@ def test_a_message_sent_twice_runs_the_job_once(jq, refapp):
     assert refapp.submit(DOCUMENTS, project="p-sent-twice", file="scan.pdf") == job_id
 
     # the first send went out before the crash: the job runs to its end
-    crash.wait_triggered(timeout=MARGIN)
+    crash.wait(timeout=MARGIN)
     assert refapp.wait_for(job_id, "done", timeout=MARGIN)["attempt"] == 1
 
     restart_the_relay_once_dead(jq, crash)  # its first pass sends the row a second time
@@ -123,7 +123,7 @@ def test_a_message_sent_twice_runs_the_job_once(jq, refapp):
 @pytest.mark.catches("event-before-commit", invariant="status_events_consistent")
 @pytest.mark.jobquake(checks=["status_events_consistent"],
                       options={"status_events_consistent": {"require_final_event": True}})
-def test_users_are_never_told_done_for_a_job_whose_final_write_failed(jq, refapp):
+def test_users_are_never_told_done_for_a_job_whose_final_write_failed(jq: Run, refapp):
     """The final write fails: users hear ``failed``, as the DB says (bug: ``event-before-commit``: ``done``).
 
     The write of the terminal state ``done`` raises a database error once.
@@ -140,7 +140,7 @@ def test_users_are_never_told_done_for_a_job_whose_final_write_failed(jq, refapp
                                        exception="sqlalchemy.exc.OperationalError")
     assert refapp.submit(DOCUMENTS, project="p-final-write", file="scan.pdf") == job_id
 
-    broken_write.wait_triggered(timeout=MARGIN)
+    broken_write.wait(timeout=MARGIN)
     assert refapp.wait_for(job_id, timeout=MARGIN)["state"] == "failed"
     # the final event reaches users after the commit: wait for it before the verdict
     wait_until(lambda: "failed" in events.states(job_id), timeout=MARGIN, what="the 'failed' event")

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness import Run
 from refapp.failpoints import SUBMIT_AFTER_JOB_WRITE
 from refapp.submit import job_id_for
 
@@ -57,12 +58,12 @@ MARGIN = 10.0  # seconds: a healthy job is done in well under one; a busy machin
 @pytest.mark.catches("dual-write", invariant="no_lost_submission")
 @pytest.mark.catches("dual-write", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within a bound chosen for a job this small
-def test_an_accepted_upload_is_processed_although_the_pool_ran_dry_after_the_job_write(jq, refapp):
+def test_an_accepted_upload_is_processed_although_the_pool_ran_dry_after_the_job_write(jq: Run, refapp):
     """An exhausted pool after the job write loses nothing (bug: ``dual-write`` loses the message)."""
     # The sweeper re-sends a job that sat queued with no message for `queued_too_long`
     # (30 minutes in production):
     # it would rescue the job the bug lost and hide the bug. The outbox is tested alone.
-    jq.stack.processes["sweeper"].stop()
+    jq.faults.stop_service("sweeper")
 
     # The job id is stable (project, file), so the fault can name the job before it exists.
     job_id = job_id_for(PROJECT, FILE)
@@ -71,7 +72,7 @@ def test_an_accepted_upload_is_processed_although_the_pool_ran_dry_after_the_job
 
     # The user is told "accepted" either way: that answer is the promise being tested.
     assert refapp.submit(["signed contract, 4 pages"], project=PROJECT, file=FILE, expect=202) == job_id
-    dry_pool.wait_triggered(timeout=MARGIN)  # the pool really was emptied during this request
+    dry_pool.wait(timeout=MARGIN)  # the pool really was emptied during this request
 
     dry_pool.heal()  # the connections go back; the API serves normally again
 

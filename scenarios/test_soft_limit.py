@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from harness import Run
 from scenarios.refapp_client import TERMINAL
 
 DOCUMENTS = 12
@@ -28,8 +29,8 @@ SETTLE_BOUND_S = 10
 
 @pytest.mark.catches("swallow-soft-limit", invariant="every_job_terminal")
 @pytest.mark.catches("helper-swallows-abort", invariant="every_job_terminal")
-@pytest.mark.jobquake(settle=SETTLE_BOUND_S)
-def test_a_batch_past_its_soft_limit_fails_with_its_progress(jq, refapp):
+@pytest.mark.jobquake(settle=False)  # settled below, while the sweeper is still off
+def test_a_batch_past_its_soft_limit_fails_with_its_progress(jq: Run, refapp):
     """Slow model calls, and document 3 still in progress when the 600 s soft limit fires.
 
     Fault: every model call is slow (60 s), so the 12 documents need far
@@ -45,15 +46,15 @@ def test_a_batch_past_its_soft_limit_fails_with_its_progress(jq, refapp):
     The sweeper is stopped: it would see the killed attempt's heartbeat go
     stale and send the job again, hiding that the first attempt never ended.
     """
-    jq.stack.processes["sweeper"].stop()
-    jq.paidapi.set_mode("slow", seconds=MODEL_CALL_S)  # the only job of this scenario
+    jq.faults.stop_service("sweeper")
+    jq.faults.paidapi_mode("slow", seconds=MODEL_CALL_S)  # the only job of this scenario
     held = jq.faults.failpoint("task.before_paid_call", "hang", once=True,
                                match={"step": f"doc-{HELD_DOCUMENT}.categorise"})
 
     job_id = refapp.submit([f"scanned page {i}" for i in range(DOCUMENTS)])
     refapp.wait_for(job_id, "running", *TERMINAL, timeout=30)
     claimed = time.monotonic()
-    held.wait_triggered(timeout=30)
+    held.wait(timeout=30)
 
     hard_limit = jq.scaled(900)
     job = refapp.wait_for(job_id, timeout=hard_limit + SLACK_S)
@@ -62,3 +63,4 @@ def test_a_batch_past_its_soft_limit_fails_with_its_progress(jq, refapp):
     assert job["reason"].startswith(f"timeout: timed out after {HELD_DOCUMENT} of {DOCUMENTS} documents"), \
         job["reason"]
     assert ended_after < hard_limit, f"the job ended {ended_after:.1f}s after its claim, after the hard limit"
+    jq.settle(SETTLE_BOUND_S)

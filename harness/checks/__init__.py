@@ -2,7 +2,7 @@
 
 Public API:
 
-* ``Snapshot(jobs, taken_at_wall, terminal_states, extra)``, ``JobRow`` (``snapshot.py``).
+* ``Snapshot(jobs, taken_at_wall, terminal_states, extra)``, ``JobRow`` (from ``harness.evidence``).
 * ``Result(name, valid, message, counterexample, details, timeline)``,
   ``Verdict(results)`` with ``valid`` merged, ``UNKNOWN``, ``merge_valid`` (``result.py``).
 * A checker: ``check(history, snapshot, **options) -> Result``, declared with
@@ -29,24 +29,31 @@ from __future__ import annotations
 from harness.checks.billing import no_double_billing
 from harness.checks.budgets import effective_budget, query_budget
 from harness.checks.dead_attempts import no_effect_from_dead_attempt
+from harness.checks.deadline import deadline_honoured
+from harness.checks.done_steps import no_paid_call_for_done_step
 from harness.checks.failure import InvariantUnknown, InvariantViolation, format_failure, violation_error
+from harness.checks.landed import faults_landed
 from harness.checks.overlap import no_overlapping_attempts
 from harness.checks.registry import ALL_CHECKERS, CHECKERS, GLOBAL_INVARIANTS, checkers_by_name
 from harness.checks.result import UNKNOWN, Result, Verdict, merge_valid
 from harness.checks.runner import Checker, checker_name, invariant, run_checks
-from harness.checks.snapshot import JobRow, Snapshot
+from harness.evidence import JobRow, Snapshot
 from harness.checks.status_events import status_events_consistent
 from harness.checks.submissions import no_lost_submission
 from harness.checks.sweep import sweep_complete
 from harness.checks.terminal import every_job_terminal
+from harness.checks.terminal_final import terminal_is_final
 from harness.checks.timeouts import timeout_labelled
+from harness.checks.uploads import no_upload_billed_twice
 
 __all__ = [
     "ALL_CHECKERS", "CHECKERS", "GLOBAL_INVARIANTS", "UNKNOWN",
     "Checker", "InvariantUnknown", "InvariantViolation", "JobRow", "Result", "Snapshot", "Verdict",
-    "checker_name", "checkers_by_name", "effective_budget", "every_job_terminal",
-    "format_failure", "invariant", "merge_valid", "no_double_billing",
+    "checker_name", "checkers_by_name", "format_failure", "invariant", "merge_valid", "run_checks",
+    "violation_error",
+    # every shipped checker (ALL_CHECKERS), by its name
+    "deadline_honoured", "effective_budget", "every_job_terminal", "faults_landed", "no_double_billing",
     "no_effect_from_dead_attempt", "no_lost_submission", "no_overlapping_attempts",
-    "query_budget", "run_checks", "status_events_consistent", "sweep_complete",
-    "timeout_labelled", "violation_error",
+    "no_paid_call_for_done_step", "no_upload_billed_twice", "query_budget", "status_events_consistent",
+    "sweep_complete", "terminal_is_final", "timeout_labelled",
 ]

@@ -31,7 +31,7 @@ from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import UNKNOWN, Result, invalid_result, valid_result
 from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import INVOKE
 from harness.history.history import History

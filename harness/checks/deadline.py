@@ -44,7 +44,7 @@ from harness.checks.paid_calls import PaidCall, calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
-from harness.checks.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
+from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History

@@ -28,6 +28,8 @@ pause_service               a frozen process held a paid call; or the app logged
                             connection error meanwhile; or (not a worker) a job in flight,
                             in no paid call, stalled across the window and moved on after;
                             a defence switched off (defence_off=True): still frozen at heal
+stop_service                the service was still stopped at the heal
+paidapi_mode                a paid call began in the window and was taken in that mode
 database_restart            the app logged the lost database (an error, a pre-ping reconnect)
 proxy_down                  the app's logs show a connection refused meanwhile
 broker_outage               the app's logs show a publish / consume that failed meanwhile
@@ -49,7 +51,7 @@ from typing import Any, Callable
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import UNKNOWN, Result, valid_result
 from harness.checks.runner import invariant
-from harness.checks.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
+from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK
 from harness.history.history import History
@@ -302,6 +304,25 @@ def _defence_off(w: Window, who: str) -> Landing:
     return Landing(False, f"{who}, a defence switched off, but {why}: it may have run in the window")
 
 
+def _stop(history: History, w: Window) -> Landing:
+    """A stopped service lands when it was still stopped at the heal: none of its work ran in the window."""
+    who = f"stop_service stopped {w.params.get('service', 'a service')}"
+    if w.heal_details.get("stopped_until_heal") is True:
+        return Landing(True, f"{who}; it stayed stopped until the heal", w.healed_at)
+    why = "it was never healed" if w.healed_at is None else "it was running again before the heal"
+    return Landing(False, f"{who}, but {why}: it may have run in the window")
+
+
+def _mode(history: History, w: Window) -> Landing:
+    """A provider mode lands when a paid call began in the window and the provider took it in that mode."""
+    mode = w.params.get("mode")
+    taken = [c for c in paid_calls(history) if w.contains(c.t_start) and c.mode == mode]
+    if taken:
+        return Landing(True, f"paidapi_mode {mode}: {len(taken)} paid call(s) answered {mode}, first "
+                       f"{taken[0].call_id} of job {taken[0].job_id}", taken[0].t_start)
+    return Landing(False, f"paidapi_mode {mode} was set, but no paid call was answered {mode} while it was")
+
+
 def _database_restart(history: History, w: Window) -> Landing:
     """Lands when an app process logged that the database went away (an error, a pre-ping reconnect)."""
     count, first = _log_evidence(w)
@@ -330,7 +351,8 @@ RULES: dict[str, Callable[[History, Window], Landing]] = {
     "kill_worker": _kill, "hang_endpoint": _hang, "failpoint": _failpoint, "exhaust_pool": _failpoint,
     "poison_row": _poison_row, "duplicate_submission": _duplicate, "network_toxic": _through_proxy,
     "proxy_down": _app_errors("refused connection"),
-    "pause_service": _pause, "database_restart": _database_restart,
+    "pause_service": _pause, "database_restart": _database_restart, "stop_service": _stop,
+    "paidapi_mode": _mode,
 }
 
 

@@ -18,7 +18,7 @@ from harness.checks.paid_calls import calls_by_job
 from harness.checks.result import Result, invalid_result, valid_result
 from harness.checks.needs import JOBS
 from harness.checks.runner import invariant
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import OK
 from harness.history.history import History

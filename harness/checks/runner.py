@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from harness.checks.needs import Need
 from harness.checks.result import UNKNOWN, Result, Verdict
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.checks.timeline import job_timeline
 from harness.history.history import History
 

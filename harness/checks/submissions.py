@@ -13,7 +13,7 @@ from typing import Any
 from harness.checks.result import UNKNOWN, Result, invalid_result, valid_result, unknown_result
 from harness.checks.needs import SUBMISSIONS
 from harness.checks.runner import invariant
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import OK, Event
 from harness.history.history import History

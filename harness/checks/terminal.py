@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.needs import JOBS
 from harness.checks.runner import invariant
-from harness.checks.snapshot import JobRow, Snapshot
+from harness.evidence.snapshot import JobRow, Snapshot
 from harness.history.history import History
 
 NAME = "every_job_terminal"

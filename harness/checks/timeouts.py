@@ -7,7 +7,10 @@ terminal and not a success (``success_states``, default ``("done",)``):
 * the last call hung (ledger state ``hung``) or ran longer than
   ``deadline`` seconds (to its end, or to the end of the history if it
   never ended): the final ``reason`` must contain ``label`` (default
-  ``"timeout"``, case-insensitive; ``exact=True`` asks for equality);
+  ``"timeout"``, case-insensitive; ``exact=True`` asks for equality,
+  ``prefix=True`` for a reason that starts with it, as an app whose reasons
+  lead with their label wants: "error: gave up (last: timeout: ...)"
+  contains the label but is not labelled by it);
 * the last call failed with an error status (``fail call``): the reason
   must not contain the label, since the job failed for another reason.
 
@@ -23,7 +26,7 @@ from harness.checks.paid_calls import PaidCall, calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL
 from harness.history.history import History
@@ -47,9 +50,11 @@ def _exceeded(call: PaidCall, deadline: float | None, end: float) -> bool:
     return deadline is not None and call.elapsed(end) > deadline
 
 
-def _labelled(reason: str | None, label: str, exact: bool) -> bool:
+def _labelled(reason: str | None, label: str, exact: bool, prefix: bool = False) -> bool:
     text = (reason or "").lower()
-    return text == label.lower() if exact else label.lower() in text
+    if exact:
+        return text == label.lower()
+    return text.startswith(label.lower()) if prefix else label.lower() in text
 
 
 def _judge(call: PaidCall, labelled: bool, deadline: float | None, end: float) -> str | None:
@@ -63,9 +68,9 @@ def _judge(call: PaidCall, labelled: bool, deadline: float | None, end: float) -
 @invariant(NAME, needs=(PAID_CALLS,))
 def timeout_labelled(history: History, snapshot: Snapshot | None, deadline: float | None = None,
                      label: str = "timeout", exact: bool = False,
-                     success_states: Sequence[str] = ("done",)) -> Result:
+                     success_states: Sequence[str] = ("done",), prefix: bool = False) -> Result:
     """Final reasons match what happened to each job's last paid call."""
-    terminal = snapshot.terminal_states if snapshot is not None else ("done", "failed", "needs_human")
+    terminal = snapshot.terminal_states if snapshot is not None else DEFAULT_TERMINAL_STATES
     violations: list[dict[str, Any]] = []
     judged = 0
     for job_id, calls in calls_by_job(history).items():
@@ -74,7 +79,7 @@ def timeout_labelled(history: History, snapshot: Snapshot | None, deadline: floa
             continue
         judged += 1
         last = calls[-1]
-        why = _judge(last, _labelled(reason, label, exact), deadline, history.end)
+        why = _judge(last, _labelled(reason, label, exact, prefix), deadline, history.end)
         if why:
             violations.append({**last.evidence(history.start), "final_state": state,
                                "reason": reason, "why": why,

@@ -208,19 +208,20 @@ class Armed:
         self.arm = arm
 
     def release(self) -> None:
-        """Let go the callers this arming holds now (FaultError if it was disarmed or replaced)."""
+        """Let go the callers this arming holds now; it stays armed (FaultError if healed or replaced)."""
         self.control.release(self.name, arm=self.arm)
 
-    def disarm(self) -> None:
-        """Disarm this arming (a later arming of the same name stays)."""
+    def heal(self) -> None:
+        """Disarm this arming, letting go whom it holds (a later arming of the same name stays)."""
         self.control.disarm(self.name, arm=self.arm)
 
     def triggers(self) -> list[dict[str, Any]]:
         """Firings of this arming (not of earlier armings of the same name)."""
         return self.control.triggers(self.name, arm=self.arm)
 
-    def wait_triggered(self, timeout: float, count: int = 1) -> list[dict[str, Any]]:
-        """Poll until this arming fired ``count`` times; its triggers."""
+    def wait(self, timeout: float | None = None, count: int = 1) -> list[dict[str, Any]]:
+        """Poll until this arming fired ``count`` times; its triggers (``WaitTimeout`` at the bound)."""
+        timeout = DEFAULT_WAIT if timeout is None else timeout
         return self.control.wait_triggered(self.name, timeout=timeout, count=count, arm=self.arm)
 
     def __repr__(self) -> str:

@@ -3,7 +3,7 @@
 A fault is built from plain parameters (so it can be written in config and
 replayed from a seed), bound to a run, then injected and healed::
 
-    fault = KillWorker(index=0).bind(jq)
+    fault = KillWorker("worker1").bind(jq)
     with fault:            # inject() on entry, heal() on exit
         ...
 
@@ -12,6 +12,16 @@ inject`` once the damage is done (or ``fault fail inject`` with the reason);
 ``heal()`` does the same with ``heal``. ``heal()`` is idempotent: healing a
 fault that was never injected, or twice, does nothing. Anything that goes
 wrong surfaces as a ``FaultError`` naming the fault.
+
+A subclass that sets ``name`` in its own body registers itself in
+``REGISTRY``: that one registration is where the list of faults comes from
+(``registry.FAULTS``, the methods of ``jq.faults``, ``harness.faults``'s
+exports and the README's table).
+
+Argument order, for every fault: the first parameter names what the fault
+acts on (a service, a proxy, a failpoint, a table); how and when come after.
+A service or worker is named as ``jq.stack`` names it (``"worker1"``,
+``"relay"``, ``"redis"``).
 """
 from __future__ import annotations
 
@@ -25,6 +35,9 @@ if TYPE_CHECKING:
     from harness.run import Run
 
 NEW, INJECTED, HEALED = "new", "injected", "healed"
+
+# fault name -> class, filled by Fault.__init_subclass__ in the order the classes are defined
+REGISTRY: dict[str, type[Fault]] = {}
 
 
 class _Deferred:
@@ -41,6 +54,16 @@ class Fault:
     """Base class: subclasses set ``name`` and implement ``params``, ``_inject`` and ``_heal``."""
 
     name: ClassVar[str] = "fault"
+
+    def __init_subclass__(cls, register: bool = True, **kwargs: Any) -> None:
+        """Register a subclass that names itself (``register=False``: a private one, e.g. in a test)."""
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("name")
+        if name is None or not register:  # a helper class: it names no fault of its own
+            return
+        if name in REGISTRY and REGISTRY[name] is not cls:
+            raise TypeError(f"two faults named {name!r}: {REGISTRY[name].__qualname__} and {cls.__qualname__}")
+        REGISTRY[name] = cls
 
     def __init__(self) -> None:
         self._run: Run | None = None
@@ -75,6 +98,7 @@ class Fault:
 
     @property
     def run(self) -> Run:
+        """The run this fault is bound to; FaultError when it is not bound yet."""
         if self._run is None:
             raise self.error("not bound to a run: call bind(jq) or use jq.faults")
         return self._run
@@ -133,6 +157,7 @@ class Fault:
         self.run.history.record(v.FAULT, type_, event, data=data)
 
     def error(self, message: str) -> FaultError:
+        """A FaultError naming this fault."""
         return FaultError(message, fault=self.name)
 
     def _as_fault_error(self, exc: Exception, doing: str) -> FaultError:

@@ -1,15 +1,16 @@
 """``Failpoint``: arm any failpoint as a fault; ``ExhaustPool``: the pool-exhausting one.
 
 Arming is immediate; the app fires the failpoint whenever it reaches the
-seam. ``wait_triggered()`` blocks until it has (FaultError when it has not
-within the timeout), so a scenario can be sure its fault took place.
-Heal disarms the failpoint, which lets go any caller it holds.
+seam. ``wait()`` blocks until it has and returns the triggers
+(``FaultWaitTimeout``, a ``WaitTimeout``, when it has not within the
+bound), so a scenario can be sure its fault took place. Heal disarms the
+failpoint, which lets go any caller it holds.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import FaultError, WaitTimeout
+from harness.errors import FaultError, FaultWaitTimeout, WaitTimeout
 from harness.faults import _params as p
 from harness.faults.base import Fault
 
@@ -61,30 +62,30 @@ class Failpoint(Fault):
         if armed is None:
             return {}
         fired = len(armed.triggers())
-        armed.disarm()  # lets go every caller a hang / exhaust_pool holds
+        armed.heal()  # lets go every caller a hang / exhaust_pool holds
         return {"fired": fired}
 
     def triggers(self) -> list[dict[str, Any]]:
         """Every firing of this arming so far."""
         return [] if self._armed is None else self._armed.triggers()
 
-    def wait_triggered(self, timeout: float = DEFAULT_TRIGGER_TIMEOUT, count: int = 1) -> list[dict[str, Any]]:
-        """Block until the failpoint fired ``count`` times; FaultError if it did not, or failed."""
+    def wait(self, timeout: float | None = None, count: int = 1) -> list[dict[str, Any]]:
+        """Block until the failpoint fired ``count`` times; its triggers.
+
+        ``FaultWaitTimeout`` (``seen``: the triggers so far) when it did not
+        within ``timeout`` (default 30 s); ``FaultError`` when a firing failed.
+        """
         if self._armed is None:
             raise self.error("not armed: inject it first")
+        bound = DEFAULT_TRIGGER_TIMEOUT if timeout is None else timeout
         try:
-            return self._armed.wait_triggered(timeout, count)
+            return self._armed.wait(bound, count)
         except WaitTimeout as exc:
-            raise self.error(f"failpoint {self.at!r} (match {self.match!r}) did not fire {count} time(s) "
-                             f"within {timeout:g}s") from exc
+            raise FaultWaitTimeout(f"failpoint {self.at!r} (match {self.match!r}) did not fire {count} "
+                                   f"time(s) within {bound:g}s", fault=self.name,
+                                   seen=self._armed.triggers()) from exc
         except FaultError as exc:
             raise self.error(str(exc)) from exc
-
-    def release(self) -> None:
-        """Let go the callers a ``hang`` / ``exhaust_pool`` arming holds now; it stays armed."""
-        if self._armed is None:
-            raise self.error("not armed")
-        self._armed.release()
 
 
 class ExhaustPool(Failpoint):

@@ -6,7 +6,7 @@ Two ways an endpoint "accepts and never answers", which fail differently:
   reads the request and never answers; it does no work and bills nothing
   (the ledger shows the call ``hung``). A retry after the client's timeout
   costs nothing twice. Can target one job or route. Heal answers the hung
-  calls 503. With ``mid_stream=True`` (the ``hang_mid_stream`` mode) the
+  calls 503; ``count`` hangs only the next N calls. With ``mid_stream=True`` (the ``hang_mid_stream`` mode) the
   provider generates, sends half its answer (half the events of a stream)
   and then nothing; nothing is billed; heal cuts the connection.
 - ``HangEndpoint(layer="network")``: the proxy's ``timeout`` toxic with
@@ -42,13 +42,17 @@ DEFAULT_PROXY = "paidapi"
 
 
 class HangEndpoint(Fault):
-    """The paid API accepts and never answers, at the provider or on the network."""
+    """The paid API behind ``proxy`` accepts and never answers, at the provider or on the network."""
 
     name = "hang_endpoint"
 
-    def __init__(self, layer: str = "provider", job_id: str | None = None, route: str | None = None,
-                 proxy: str = DEFAULT_PROXY, stream: str = "downstream", mid_stream: bool = False):
+    def __init__(self, proxy: str = DEFAULT_PROXY, layer: str = "provider", job_id: str | None = None,
+                 route: str | None = None, stream: str = "downstream", mid_stream: bool = False,
+                 count: int | None = None):
         super().__init__()
+        if count is not None and layer != "provider":
+            raise self.error("count (hang only the next N calls) is a provider rule: use layer='provider'")
+        self.count = None if count is None else p.non_negative_int(count, "count", self.name)
         if layer not in LAYERS:
             raise self.error(f"layer must be one of {LAYERS}, got {layer!r}")
         if stream not in STREAMS:
@@ -71,13 +75,13 @@ class HangEndpoint(Fault):
     def params(self) -> dict[str, Any]:
         if self.layer == "provider":
             return {"layer": self.layer, "job_id": self.job_id, "route": self.route,
-                    "mid_stream": self.mid_stream}
+                    "mid_stream": self.mid_stream, **({} if self.count is None else {"count": self.count})}
         return {"layer": self.layer, "proxy": self.proxy, "stream": self.stream}
 
     def _inject(self) -> dict[str, Any]:
         if self.layer == "provider":
             mode = "hang_mid_stream" if self.mid_stream else "hang"
-            rule = self.run.paidapi.set_mode(mode, job_id=self.job_id, route=self.route)
+            rule = self.run.paidapi.set_mode(mode, job_id=self.job_id, route=self.route, count=self.count)
             self._undo = rule.heal
             return {"rule_id": rule.rule_id}
         toxic = NetworkToxic(self.proxy, "timeout", stream=self.stream, name=f"{self.name}_{self.stream}",

@@ -4,26 +4,21 @@
     from_spec({"fault": "hang_endpoint", "layer": "network"})
     from_spec(fault.spec())          # the same fault again
 
-Unknown names and bad parameters raise ``FaultError`` naming the fault.
+``FAULTS`` is what the fault classes registered (``Fault.__init_subclass__``)
+once their modules are imported, here. Unknown names and bad parameters
+raise ``FaultError`` naming the fault.
 """
 from __future__ import annotations
 
 import inspect
 from typing import Any, Mapping
 
+# each module registers its faults as its classes are defined, in this order
+from harness.faults import workers, services, network, provider, failpoint, database, client  # noqa: F401,I001
 from harness.errors import FaultError
-from harness.faults.base import Fault
-from harness.faults.client import DuplicateSubmission
-from harness.faults.database import HoldDatabaseConnections, PoisonRow
-from harness.faults.failpoint import ExhaustPool, Failpoint
-from harness.faults.network import HangEndpoint, NetworkToxic, ProxyDown
-from harness.faults.services import BrokerOutage, DatabaseRestart, PauseService
-from harness.faults.workers import KillWorker
+from harness.faults.base import REGISTRY, Fault
 
-FAULTS: dict[str, type[Fault]] = {cls.name: cls for cls in (
-    KillWorker, PauseService, HangEndpoint, NetworkToxic, ProxyDown, ExhaustPool,
-    HoldDatabaseConnections, PoisonRow, BrokerOutage, DatabaseRestart, DuplicateSubmission, Failpoint,
-)}
+FAULTS: Mapping[str, type[Fault]] = REGISTRY
 
 
 def make_fault(name: str, /, **params: Any) -> Fault:
@@ -52,3 +47,22 @@ def from_spec(spec: Mapping[str, Any]) -> Fault:
         raise FaultError(f"a fault spec is a mapping with a 'fault' key, got {spec!r}", fault="?")
     params = dict(spec)
     return make_fault(params.pop("fault"), **params)
+
+
+def summary(cls: type[Fault]) -> str:
+    """The first line of a fault class's docstring: what it does."""
+    return (inspect.getdoc(cls) or "").split("\n", 1)[0].strip().replace("``", "`")
+
+
+def table() -> str:
+    """Every registered fault and what it does, as a Markdown table (the README's, ``Faults``' docstring)."""
+    rows = [f"| `jq.faults.{name}({_first(cls)})` | {summary(cls)} |" for name, cls in FAULTS.items()]
+    return "\n".join(["| fault | what it does |", "|---|---|", *rows])
+
+
+def _first(cls: type[Fault]) -> str:
+    """The fault's first parameter (what it acts on, by the argument rule), then ``...`` if there are more."""
+    params = list(inspect.signature(cls).parameters.values())
+    if not params:
+        return ""
+    return params[0].name + (", ..." if len(params) > 1 else "")

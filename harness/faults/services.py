@@ -18,7 +18,7 @@ import psycopg
 import redis
 
 from harness._wait import wait_until
-from harness.errors import FaultError, WaitTimeout
+from harness.errors import FaultError, ServiceError, WaitTimeout
 from harness.faults import _params as p
 from harness.faults._app_logs import AppLogWatch
 from harness.faults._proc import process_tree
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from harness.run import Run
     from harness.stack.process import ProcessService
 
-INFRASTRUCTURE = ("redis", "postgres", "sqs", "paidapi", "proxy")
 # what Celery / kombu / redis-py log when the broker is gone (the app's evidence of an outage)
 BROKER_ERRORS = r"cannot connect to redis|connection refused|error while reading from|connectionerror|" \
                 r"connection to broker lost|OperationalError"
@@ -44,20 +43,19 @@ EFFECT_TIMEOUT = 5.0  # seconds a fault may take to show its effect
 
 
 def resolve_service(run: Run, name: str, fault: str) -> ProcessService:
-    """A stack service, app process or worker (``worker1`` or ``worker:0``) by name."""
-    stack = run.stack
-    if name in INFRASTRUCTURE:
-        return getattr(stack, name)
-    if name in stack.processes:
-        return stack.processes[name]
-    workers = stack.workers.workers
-    if name.startswith("worker:") and name[7:].isdigit() and int(name[7:]) < len(workers):
-        return workers[int(name[7:])]
-    for worker in workers:
-        if worker.name == name:
-            return worker
-    known = [*INFRASTRUCTURE, *stack.processes, *(w.name for w in workers)]
-    raise FaultError(f"no service {name!r}; known: {', '.join(known)}", fault=fault)
+    """The stack's service, app process or worker called ``name`` (``jq.stack.service(name)``)."""
+    try:
+        return run.stack.service(name)
+    except ServiceError as exc:
+        raise FaultError(f"no service {name!r}; known: {', '.join(run.stack.service_names())}",
+                         fault=fault) from exc
+
+
+def role_of(run: Run, target: ProcessService) -> str:
+    """``worker``, ``infrastructure`` or ``app``: what the landing rules tell apart."""
+    if target in run.stack.workers.workers:
+        return "worker"
+    return "infrastructure" if target in run.stack.infrastructure else "app"
 
 
 def process_state(pid: int) -> str:
@@ -131,9 +129,7 @@ class PauseService(Fault):
         target.pause()
         self._target = target
         wait_until(lambda: is_frozen(pid), timeout=EFFECT_TIMEOUT, what=f"{self.service} to be frozen")
-        role = ("worker" if target in self.run.stack.workers.workers
-                else "infrastructure" if self.service in INFRASTRUCTURE else "app")
-        return {"pid": pid, "tree": tree, "role": role}
+        return {"pid": pid, "tree": tree, "role": role_of(self.run, target)}
 
     def _heal(self) -> dict[str, Any]:
         target, self._target = self._target, None
@@ -143,6 +139,46 @@ class PauseService(Fault):
         frozen = is_frozen(target.pid)  # still frozen: nothing of it ran in the window
         target.resume()
         return {**felt, "frozen_until_heal": frozen}
+
+
+class StopService(Fault):
+    """Stop a service, app process or worker (SIGTERM, then SIGKILL after its grace); heal starts it again.
+
+    The way to switch a defence off (a sweeper) for a whole scenario: the
+    history shows when it went and came back, and the landing rule holds
+    that it was still stopped at the heal. A scenario whose story needs the
+    defence off until the verdict settles within its own body
+    (``jobquake(settle=False)`` and ``jq.settle(...)``), since the heal
+    comes before the harness's own settle.
+    """
+
+    name = "stop_service"
+
+    def __init__(self, service: str):
+        super().__init__()
+        self.service = p.text(service, "service", self.name)
+        self._target: ProcessService | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {"service": self.service}
+
+    def _inject(self) -> dict[str, Any]:
+        target = resolve_service(self.run, self.service, self.name)
+        if not target.is_running():
+            raise self.error(f"{self.service} is not running")
+        pid = target.pid
+        target.stop()
+        self._target = target
+        return {"pid": pid, "role": role_of(self.run, target)}
+
+    def _heal(self) -> dict[str, Any]:
+        target, self._target = self._target, None
+        if target is None:
+            return {}
+        stopped = not target.is_running()  # nothing of it ran in the window
+        if stopped:
+            target.start()  # returns once the service says it is ready
+        return {"stopped_until_heal": stopped, "pid": target.pid}
 
 
 class BrokerOutage(Fault):

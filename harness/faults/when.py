@@ -80,7 +80,7 @@ class InFlight(When):
                 raise FaultError(f"no paid call of job {self.job_id!r} (step {self.step!r}) reached "
                                  f"the provider within {self.timeout:g}s", fault=fault)
             try:
-                call = self._gate.wait_held(timeout=min(POLL_SLICE, left))
+                call = self._gate.wait(timeout=min(POLL_SLICE, left))
             except PaidAPIWaitTimeout:
                 continue
             return {"call_id": call["call_id"], "job_id": call["job_id"], "step": call["step"],
@@ -88,10 +88,10 @@ class InFlight(When):
         return None
 
     def disarm(self, run: Run) -> None:
-        """Remove the gate: the held call goes on, and is billed though its client may be gone."""
+        """Heal the gate: the held call goes on, and is billed though its client may be gone."""
         gate, self._gate = self._gate, None
         if gate is not None:
-            gate.remove()
+            gate.heal()
 
 
 class AtFailpoint(When):
@@ -134,7 +134,7 @@ class AtFailpoint(When):
     def disarm(self, run: Run) -> None:
         armed, self._armed = self._armed, None
         if armed is not None:
-            armed.disarm()
+            armed.heal()
 
 
 def parse_when(value: Any) -> When:

@@ -9,21 +9,24 @@ would end the pool children too, and the task with them.)
 
 The moment (``when``):
 
-- ``Now()``: at once, worker ``index``.
+- ``Now()``: at once, the worker named ``worker`` (as ``jq.stack`` names
+  it; default: the pool's first).
 - ``InFlight(job_id, step)``: a paid-API gate holds the job's call; once it
   is held, the worker whose process tree holds it (the ledger's
-  ``caller_pid``, header ``X-Caller-Pid``) is killed, whatever ``index``
-  says, then the gate is released, so the provider generates and bills
+  ``caller_pid``, header ``X-Caller-Pid``) is killed, then the gate is released, so the provider generates and bills
   with its client gone. A call whose caller cannot be identified (no
   header, or a pid in no worker's tree) is an error: no worker is killed.
 - ``AtFailpoint(name, match)``: when the app reaches the failpoint. With
   SIGKILL the process that fires kills its own group from inside (nothing
   after the seam runs); with another signal it hangs there until the
   harness has signalled its worker. Either way the worker killed is the one
-  that fired, whatever ``index`` says.
+  that fired.
+
+A deferred moment names the worker itself, so ``worker`` is given with
+``Now()`` only.
 
 A deferred kill (not ``Now``) is armed by ``inject()`` and fires from a
-thread; ``wait()`` blocks until it has. ``heal()`` disarms what has not
+thread; ``wait()`` blocks until it has and returns the kill record. ``heal()`` disarms what has not
 fired and, with ``replace=True``, starts a fresh worker in each killed one's
 place. Worker lifecycle events go through the pool's event hook (the
 plugin records them); without one, the fault records them itself.
@@ -36,7 +39,7 @@ import threading
 from typing import Any
 
 from harness._wait import wait_until
-from harness.errors import FaultError, WaitTimeout
+from harness.errors import FaultError, FaultWaitTimeout, WaitTimeout
 from harness.faults import _params as p
 from harness.faults._proc import process_tree
 from harness.faults.base import DEFERRED, Fault
@@ -47,22 +50,26 @@ JOIN_TIMEOUT = 30.0  # seconds heal() waits for a kill that is under way
 
 
 class KillWorker(Fault):
-    """Kill worker ``index`` (or the one at the failpoint) with ``signal`` at moment ``when``."""
+    """Kill ``worker`` (or the one the moment names) with ``signal`` at moment ``when``."""
 
     name = "kill_worker"
 
-    def __init__(self, index: int = 0, signal: Any = signals.SIGKILL, when: Any = None,
+    def __init__(self, worker: str | None = None, signal: Any = signals.SIGKILL, when: Any = None,
                  replace: bool = True, group: bool | None = None):
         super().__init__()
-        self.index = p.non_negative_int(index, "index", self.name)
+        self.worker = p.text(worker, "worker", self.name, optional=True)
         self.signal = p.parse_signal(signal, self.name)
         self.when: When = parse_when(when)
+        if self.worker is not None and not self.when.immediate:
+            raise self.error(f"worker={self.worker!r} with when={self.when.spec()!r}: a deferred moment "
+                             f"names the worker itself (the one that holds the call / fires the failpoint)")
         for key, value in (("replace", replace), ("group", group)):
             if not isinstance(value, bool) and not (key == "group" and value is None):
                 raise self.error(f"{key} must be True or False, got {value!r}")
         self.replace = replace
         self.group = self.signal == signals.SIGKILL if group is None else group
         self.killed: list[int] = []  # pool indexes of the workers this fault killed
+        self.kill_record: dict[str, Any] | None = None  # what the kill did, once it happened
         self._thread: threading.Thread | None = None
         self._candidates: list[Any] = []
         self._cancelled = threading.Event()
@@ -70,7 +77,7 @@ class KillWorker(Fault):
         self._fired = False
 
     def params(self) -> dict[str, Any]:
-        return {"index": self.index, "signal": self.signal.name, "when": self.when.spec(),
+        return {"worker": self.worker, "signal": self.signal.name, "when": self.when.spec(),
                 "replace": self.replace, "group": self.group}
 
     # -- inject ----------------------------------------------------------------------
@@ -79,17 +86,17 @@ class KillWorker(Fault):
         if isinstance(self.when, (AtFailpoint, InFlight)):  # the moment names the worker
             if not any(w.is_running() for w in pool.workers):
                 raise self.error("no worker is running")
-        elif self.index >= len(pool):
-            raise self.error(f"no worker {self.index}: the pool has {len(pool)}")
-        elif not pool[self.index].is_running():
-            raise self.error(f"worker {self.index} ({pool[self.index].name}) is already dead")
-        self.killed, self.failure = [], None
+        else:
+            index = self._index_of(self.worker)
+            if not pool[index].is_running():
+                raise self.error(f"{pool[index].name} is already dead")
+        self.killed, self.failure, self.kill_record = [], None, None
         self._candidates = [w for w in pool.workers if w.is_running()]  # who may fire a failpoint
         self._cancelled.clear()
         self._settled.clear()
         self._fired = False
         if self.when.immediate:
-            details = self._kill(self.index)
+            details = self.kill_record = self._kill(index)
             self._fired = True
             self._settled.set()
             return details
@@ -110,13 +117,26 @@ class KillWorker(Fault):
             else:
                 details = self._kill(self._holder_of(moment))
                 self.when.disarm(self.run)  # release the gate: the provider bills, the client is gone
+            self.kill_record = {**moment, **details}
             self._fired = True
-            self.record("ok", v.INJECT, **moment, **details)
+            self.record("ok", v.INJECT, **self.kill_record)
         except Exception as exc:  # noqa: BLE001 - reported by wait() and heal_all()
             self.failure = exc if isinstance(exc, FaultError) else self.error(f"{type(exc).__name__}: {exc}")
             self.record("fail", v.INJECT, error=str(self.failure))
         finally:
             self._settled.set()
+
+    def _index_of(self, name: str | None) -> int:
+        """The pool index of the worker called ``name`` (None: the first); FaultError naming the workers."""
+        workers = self.run.workers.workers
+        if not workers:
+            raise self.error("the stack has no workers")
+        if name is None:
+            return 0
+        for index, worker in enumerate(workers):
+            if worker.name == name:
+                return index
+        raise self.error(f"no worker {name!r}; the workers are: {', '.join(w.name for w in workers)}")
 
     def _kill(self, index: int) -> dict[str, Any]:
         pool = self.run.workers
@@ -183,15 +203,22 @@ class KillWorker(Fault):
         """True once the kill happened."""
         return self._fired
 
-    def wait(self, timeout: float | None = None) -> None:
-        """Block until the kill happened; FaultError if it failed or did not happen within ``timeout``."""
+    def wait(self, timeout: float | None = None) -> dict[str, Any]:
+        """Block until the kill happened; return its record (``worker``, ``pid``, ``tree``, ``signal``...).
+
+        ``FaultWaitTimeout`` (a ``WaitTimeout``) when it has not happened
+        within ``timeout`` (default: the moment's own bound plus a margin);
+        ``FaultError`` when it failed, or was healed before its moment came.
+        """
         bound = (self.when.timeout + JOIN_TIMEOUT) if timeout is None else timeout
         if not self._settled.wait(bound):
-            raise self.error(f"the kill did not happen within {bound:g}s (moment {self.when.spec()!r})")
+            raise FaultWaitTimeout(f"the kill did not happen within {bound:g}s (moment {self.when.spec()!r})",
+                                   fault=self.name, seen={"fired": False, "when": self.when.spec()})
         if self.failure is not None:
             raise self.failure
-        if not self._fired:
+        if not self._fired or self.kill_record is None:
             raise self.error("healed before the moment came: no worker was killed")
+        return dict(self.kill_record)
 
     def _heal(self) -> dict[str, Any]:
         self._cancelled.set()
@@ -224,4 +251,4 @@ class KillWorker(Fault):
         """Record a lifecycle event unless the pool's hook already does (it does for kill/replace)."""
         if self.run.workers.on_event is not None and not force:
             return
-        self.run.history.record(v.WORKER, "ok", name, data={"worker": worker.name, "pid": worker.pid, **data})
+        self.run.record.worker(name, worker.name, **{"pid": worker.pid, **data})

@@ -8,13 +8,14 @@ Public API (see each module for details):
 * ``Recorder(path)`` (``recorder.py``): ``record(source, type, name, job_id=None,
   attempt=None, data=None, t=None, wall=None)``, ``extend(events)``,
   ``events() -> History``, ``close()``; ``load(path) -> History``.
+* ``Record(recorder)`` (``record.py``): ``jq.record``, the typed way to write
+  submissions, status events and worker lifecycle.
 * ``History`` (``history.py``): immutable, ordered by ``(t, index)``;
   ``by_job``, ``by_source``, ``jobs``, ``first``, ``last``, ``start``, ``end``.
-* ``events_from_ledger(records)``, ``events_from_triggers(records)``
-  (``converters.py``): paid-API ledger and failpoint triggers as events.
-* ``StateLogConfig``, ``install_sql(cfg)``, ``read_state_log(conn, since_id)``,
-  ``last_log_id(events)`` (``state_log.py``): job state changes captured by a
-  Postgres trigger.
+* ``events_from_ledger(records)``, ``events_from_triggers(records)``,
+  ``events_from_state_log(changes)``, ``events_from_attempt_deaths(deaths)``
+  (``converters.py``): paid-API ledger, failpoint triggers and the app's job
+  state log (read by ``harness.evidence``) as events.
 * ``HistoryBuilder`` (``builder.py``): write histories and snapshots by hand,
   for tests and custom checkers; ``synthetic_run(jobs, seed, bugs)``
   (``synthetic.py``): realistic seeded runs for benchmarks and previews.
@@ -23,21 +24,20 @@ Public API (see each module for details):
 from __future__ import annotations
 
 from harness.history import vocabulary
-from harness.history.converters import events_from_ledger, events_from_triggers
+from harness.history.converters import (
+    events_from_attempt_deaths,
+    events_from_ledger,
+    events_from_state_log,
+    events_from_triggers,
+)
 from harness.history.event import COMPLETIONS, EVENT_TYPES, FAIL, INFO, INVOKE, OK, Event
 from harness.history.history import History
+from harness.history.record import Record
 from harness.history.recorder import Recorder, load
-from harness.history.state_log import (
-    StateLogConfig,
-    install_sql,
-    last_log_id,
-    read_state_log,
-    uninstall_sql,
-)
 
 __all__ = [
     "COMPLETIONS", "EVENT_TYPES", "FAIL", "INFO", "INVOKE", "OK",
-    "Event", "History", "Recorder", "StateLogConfig",
-    "events_from_ledger", "events_from_triggers", "install_sql", "last_log_id",
-    "load", "read_state_log", "uninstall_sql", "vocabulary",
+    "Event", "History", "Record", "Recorder",
+    "events_from_attempt_deaths", "events_from_ledger", "events_from_state_log", "events_from_triggers",
+    "load", "vocabulary",
 ]

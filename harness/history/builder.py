@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from harness.checks.snapshot import JobRow, Snapshot
+from harness.evidence.snapshot import JobRow, Snapshot
 from harness.history import vocabulary as v
 from harness.history.converters import events_from_ledger, events_from_triggers
 from harness.history.event import FAIL, INVOKE, OK, Event

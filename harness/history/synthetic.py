@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from harness.checks.snapshot import JobRow, Snapshot
+from harness.evidence.snapshot import JobRow, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK, Event
 from harness.history.history import History

@@ -49,6 +49,8 @@ known, so that a history can be indexed by job once.
 """
 from __future__ import annotations
 
+from typing import Literal
+
 SUBMIT = "submit"
 JOB = "job"
 WRITE = "write"
@@ -83,6 +85,11 @@ EFFECTIVE = "effective"
 SCAN = "scan"
 SETTLE = "settle"
 STEP_SAVED = "step_saved"  # source ``write``: a step's result was committed (data: step, table, call_id)
+STREAM = "stream"  # source ``event``: the status event stream itself (``info``: it was lost)
+
+# the typed words of ``harness.history.record.Record`` (and of whoever records worker lifecycle)
+WorkerLifecycle = Literal["start", "ready", "killed", "exited"]
+WORKER_LIFECYCLE: tuple[str, ...] = (WORKER_START, WORKER_READY, WORKER_KILLED, WORKER_EXITED)
 
 # paid-API ledger states (see harness.history.converters)
 LEDGER_DELIVERED_STATES = ("done", "replayed")

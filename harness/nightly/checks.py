@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.history.history import History
 from harness.nightly.nemesis import SOURCE
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from harness.errors import ConfigError
+from harness.stack.worker import worker_name
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Target:
     pool_failpoint: str = ""
     kill_failpoints: tuple[str, ...] = ()
     paidapi_proxied: bool = True
+    poison: tuple[tuple[str, Any], ...] = ()  # a poison_row spec's table / key / values, as sorted items
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ def _kill(rng: random.Random, t: Target) -> dict[str, Any]:
     # reaches it first (that worker kills its own process group)
     moment = rng.choice(["now", *t.kill_failpoints])
     if moment == "now":
-        return {"fault": "kill_worker", "index": rng.randrange(max(t.workers, 1)), "when": "now"}
+        return {"fault": "kill_worker", "worker": worker_name(rng.randrange(max(t.workers, 1))), "when": "now"}
     return {"fault": "kill_worker", "when": {"at_failpoint": {"name": moment}}}
 
 
@@ -74,6 +76,11 @@ def _latency(rng: random.Random, t: Target) -> dict[str, Any]:
             "latency": rng.choice([50, 100, 200, 500])}
 
 
+def _poison(rng: random.Random, t: Target) -> dict[str, Any]:
+    # the app's own poison row, unchanged: the schedule stays the same from day to day (no dates drawn)
+    return {"fault": "poison_row", **dict(t.poison)}
+
+
 def _broker(rng: random.Random, t: Target) -> dict[str, Any]:
     return {"fault": "broker_outage"}
 
@@ -90,6 +97,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("defence_off", _defence_off, (10.0, 40.0), extends_bound=False, usable=lambda t: bool(t.defences)),
     Kind("latency", _latency, (1.0, 8.0), usable=lambda t: t.paidapi_proxied),
     Kind("broker", _broker, (1.0, 4.0)),
+    # a row the app's sweep cannot process while it is there: one bad row must not stop the sweep.
+    # It stays a while (until someone fixes it): several sweep rounds meet it, also a round that
+    # waited in the queue behind the jobs
+    Kind("poison", _poison, (10.0, 30.0), extends_bound=False, usable=lambda t: bool(t.poison)),
     Kind("database", _database, (0.5, 2.0)),
 )}
 DEFAULT_KINDS = ("kill", "hang", "pool", "pause", "defence_off", "latency")
@@ -104,7 +115,7 @@ def kinds_named(names: list[str] | tuple[str, ...], target: Target) -> list[Kind
         kind = KINDS[name]
         if not kind.usable(target):
             raise ConfigError(f"--faults: kind {name!r} has nothing to aim at in this app (see "
-                              f"[tool.jobquake.nightly] pause_services / defences / pool_failpoint)",
+                              f"[tool.jobquake.nightly] pause_services / defences / pool_failpoint / poison)",
                               key="faults")
         chosen.append(kind)
     return chosen

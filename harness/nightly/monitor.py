@@ -49,12 +49,19 @@ class Status:
     error: str | None = None
 
 
-def job_states(jobs: JobTable, dsn: str) -> dict[str, str]:
-    """Every job's current state, by id."""
-    query = sql.SQL("SELECT {}::text, {}::text FROM {}").format(
-        sql.Identifier(jobs.id_column), sql.Identifier(jobs.state_column), sql.Identifier(jobs.table))
+def job_states(jobs: JobTable, dsn: str, ids: list[str]) -> tuple[dict[str, int], dict[str, str]]:
+    """(how many jobs are in each state, the current state of the jobs ``ids``).
+
+    Only the jobs still pending are read row by row: a long run's finished
+    jobs are counted by Postgres, not shipped to the harness every tick.
+    """
+    table, id_col, state_col = (sql.Identifier(jobs.table), sql.Identifier(jobs.id_column),
+                                sql.Identifier(jobs.state_column))
+    counts = sql.SQL("SELECT {}::text, count(*) FROM {} GROUP BY 1").format(state_col, table)
+    pending = sql.SQL("SELECT {}::text, {}::text FROM {} WHERE {}::text = ANY(%s)").format(
+        id_col, state_col, table, id_col)
     with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
-        return dict(conn.execute(query).fetchall())
+        return dict(conn.execute(counts).fetchall()), dict(conn.execute(pending, (ids,)).fetchall())
 
 
 def duplicate_calls(ledger: list[dict[str, Any]]) -> int:
@@ -99,8 +106,9 @@ class Monitor:
         """Read the table, judge the jobs, publish the status (also called once at the end)."""
         status = Status(elapsed=round(self.nemesis.now(), 1))
         try:
-            states = job_states(self.run.jobs, self.run.database_dsn)
-            self._judge(states, status)
+            waiting = [job for job in self.workload.accepted_at() if job not in self.completed]
+            counts, states = job_states(self.run.jobs, self.run.database_dsn, waiting)
+            self._judge(counts, states, status)
             if self.ticks % self.ledger_every == 0:
                 self._duplicates = duplicate_calls(self.run.paidapi.ledger())
             status.duplicate_calls = self._duplicates
@@ -118,13 +126,11 @@ class Monitor:
             self.on_tick(status)
         return status
 
-    def _judge(self, states: dict[str, str], status: Status) -> None:
+    def _judge(self, counts: dict[str, int], states: dict[str, str], status: Status) -> None:
         terminal = set(self.run.jobs.terminal_states)
         accepted = self.workload.accepted_at()  # in acceptance order
         now = time.monotonic() - self.nemesis.started
-        status.states = {}
-        for state in states.values():
-            status.states[state] = status.states.get(state, 0) + 1
+        status.states = dict(counts)
         status.done = status.states.get("done", 0)
         status.failed = sum(n for s, n in status.states.items() if s in terminal and s != "done")
         for job_id in accepted:

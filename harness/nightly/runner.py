@@ -14,20 +14,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.checks import GLOBAL_INVARIANTS, Verdict, run_checks
+from harness.errors import SettleTimeout
+from harness.checks import GLOBAL_INVARIANTS, Verdict, run_checks, sweep_complete
 from harness.checks.result import mark
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.config import Config
 from harness.history.history import History
 from harness.nightly.checks import no_job_stuck
 from harness.nightly.monitor import Monitor, Status
 from harness.nightly.nemesis import SOURCE, Nemesis, Window
 from harness.nightly.schedule import Schedule
+from harness.nightly.sweeps import SweepHooks, SweepLoop
 from harness.nightly.workload import SubmitFn, Workload
 
 SETTLE_MARGIN_S = 5.0  # past the job bound, for the last jobs to end before the final check
 FAIL_FAST_SETTLE_S = 2.0  # a run that failed already only lets the calls under way finish
 NIGHTLY_INVARIANTS = (*GLOBAL_INVARIANTS, no_job_stuck)
+# a sweep run whose worker a fault killed cannot record its own end: the app's sweep_record calls it
+# "abandoned" once a later run came after it, and its rows are still judged
+SWEEP_OPTIONS = {"sweep_complete": {"ended_states": ["done", "abandoned"]}}
+
+
+def invariants(schedule: Schedule) -> tuple:
+    """What judges a run of ``schedule``: the nightly's invariants, and the sweep's when it ran one."""
+    return (*NIGHTLY_INVARIANTS, sweep_complete) if schedule.sweep_every else NIGHTLY_INVARIANTS
 
 
 @dataclass
@@ -66,11 +76,17 @@ class Outcome:
 
 
 def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Status], None] | None = None,
-          stop: threading.Event | None = None, fail_fast: bool = False) -> Driven:
+          stop: threading.Event | None = None, fail_fast: bool = False, sweep: SweepHooks | None = None) -> Driven:
     """Play ``schedule`` on ``run``; returns once every fault is healed and the app had time to settle.
 
     ``fail_fast`` (shrinking): the run ends at the first job found stuck, since it has failed already.
+    ``sweep``: the app's sweep hooks, needed when the schedule runs a sweep workload.
     """
+    if schedule.sweep_every and sweep is None:
+        from harness.errors import ConfigError
+
+        raise ConfigError("this schedule runs the app's sweep (it draws poison rows), but [tool.jobquake.nightly] "
+                          "names no sweep / sweep_record", key="nightly.sweep")
     stop = stop or threading.Event()
     run.history.record(SOURCE, "ok", "start", data={"seed": schedule.seed, "duration": schedule.duration,
                                                     "faults": len(schedule.faults), "jobs": schedule.jobs})
@@ -80,23 +96,37 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Sta
     nemesis = Nemesis(run, schedule.faults, started)
     monitor = Monitor(run, workload, nemesis, job_bound=schedule.job_bound, on_tick=on_tick,
                       on_stuck=(lambda _job: stop.set()) if fail_fast else None)
-    for part in (nemesis, workload, monitor):
+    sweeps = SweepLoop(run, sweep, schedule.sweep_every) if schedule.sweep_every and sweep else None
+    for part in (nemesis, workload, monitor, *([sweeps] if sweeps else [])):
         part.start()
     try:
         stop.wait(max(0.0, started + schedule.duration - time.monotonic()))
     finally:
         workload.stop()
+        if sweeps is not None:
+            sweeps.stop()
         nemesis.finish()
         run.history.record(SOURCE, "ok", "stop", data={"t": round(nemesis.now(), 3)})
         # the monitor keeps looking while the app settles: a job still stuck is reported
         if fail_fast and monitor.stuck:
-            run.settle(timeout=FAIL_FAST_SETTLE_S)
+            settled(run, FAIL_FAST_SETTLE_S)
         else:
             settle(run, monitor, schedule)
         monitor.stop()
         final = monitor.tick()
+        if sweeps is not None:
+            sweeps.record()
     return Driven(nemesis.windows, final, workload.stats.accepted, workload.stats.submitted,
                   started_wall, round(time.monotonic() - started, 3), started)
+
+
+def settled(run: Any, timeout: float) -> bool:
+    """``run.settle(timeout)``, as True / False: here a timeout is a state to watch, not an error."""
+    try:
+        run.settle(timeout=timeout)
+    except SettleTimeout:
+        return False
+    return True
 
 
 def settle(run: Any, monitor: Monitor, schedule: Schedule) -> bool:
@@ -107,7 +137,7 @@ def settle(run: Any, monitor: Monitor, schedule: Schedule) -> bool:
     """
     deadline = time.monotonic() + schedule.duration + schedule.job_bound
     ended, last_change = -1, time.monotonic()
-    while not run.settle(timeout=1.0):
+    while not settled(run, 1.0):
         now = time.monotonic()
         if len(monitor.completed) != ended:
             ended, last_change = len(monitor.completed), now
@@ -123,12 +153,12 @@ def judge(run: Any, schedule: Schedule, driven: Driven, title: str) -> Outcome:
 
     run.faults.heal_all()
     began = time.monotonic()
-    history, snapshot = run.collect()  # the ledger, failpoint triggers, the job state log, the snapshot
+    history, snapshot = run._collect()  # the ledger, failpoint triggers, the job state log, the snapshot
     collected = time.monotonic()
-    verdict = run_checks(NIGHTLY_INVARIANTS, history, snapshot)
+    verdict = run_checks(invariants(schedule), history, snapshot, SWEEP_OPTIONS if schedule.sweep_every else None)
     check_s = round(time.monotonic() - collected, 3)
     write_artifacts(run.artifacts, history, snapshot, verdict, title=title, seed=schedule.seed)
-    run.save_logs()
+    run._save_logs()
     return Outcome(schedule, verdict, driven, history, snapshot, run.artifacts, check_s,
                    extra={"collect_s": round(collected - began, 3), "history_events": len(history)})
 
@@ -144,11 +174,17 @@ def describe(outcome: Outcome) -> list[str]:
 class NightlyRunner:
     """A stack started once; each ``run_schedule`` gets a fresh reset of it and its own artifacts folder."""
 
-    def __init__(self, config: Config, submit: SubmitFn, workdir: Path):
+    def __init__(self, config: Config, submit: SubmitFn, workdir: Path, sweep: SweepHooks | None = None,
+                 stack: Any = None, on_run: Callable[[Any], None] | None = None):
+        """``stack``: a started stack to use (a pytest session's), left running by ``stop``;
+        ``on_run``: told each run as it starts and None as it ends (its owner forwards worker events)."""
         self.config = config
         self.submit = submit
+        self.sweep = sweep
         self.workdir = workdir
-        self._stack = None
+        self._stack = stack
+        self._owns_stack = stack is None
+        self._on_run = on_run or (lambda run: None)
         self._run = None
         self.runs = 0
 
@@ -156,13 +192,15 @@ class NightlyRunner:
         from harness.stack import reaper
         from harness.stack.stack import Stack
 
+        if not self._owns_stack:
+            return
         reaper.reap()
         self._stack = Stack(self.config, reaper.run_dir() / "stack", on_worker_event=self._worker_event)
         self._stack.start()
 
     def _worker_event(self, name: str, worker: Any, data: dict) -> None:
         if self._run is not None:
-            self._run.history.record("worker", "ok", name, data=data)
+            self._run.record.worker(name, **data)
 
     def run_schedule(self, schedule: Schedule, artifacts: Path, on_tick: Callable[[Status], None] | None = None,
                      title: str = "nightly", fail_fast: bool = False) -> Outcome:
@@ -174,19 +212,21 @@ class NightlyRunner:
         run = Run(self._stack, self.config, Path(artifacts), title)
         (run.artifacts / "schedule.json").write_text(schedule.to_json())  # before anything runs
         self._run = run
+        self._on_run(run)
         self.runs += 1
         try:
-            driven = drive(run, schedule, self.submit, on_tick, fail_fast=fail_fast)
+            driven = drive(run, schedule, self.submit, on_tick, fail_fast=fail_fast, sweep=self.sweep)
             return judge(run, schedule, driven, title)
         finally:
             run.faults.heal_all()
-            run.close()
+            run._close()
             self._run = None
+            self._on_run(None)
 
     def stop(self) -> None:
         from harness.stack import reaper
 
-        if self._stack is not None:
+        if self._stack is not None and self._owns_stack:
             self._stack.stop()
             self._stack = None
             reaper.remove_run_dir()

@@ -24,10 +24,15 @@ def planned(entry: Mapping[str, Any]) -> Planned:
 
 
 def play(jq: Any, *, seed: int, duration: float, rate: float, concurrency: int, job_bound: float,
-         faults: Iterable[Mapping[str, Any]]) -> Driven:
-    """Submit the workload and play ``faults`` on the scenario's run; returns once the app settled."""
+         faults: Iterable[Mapping[str, Any]], sweep_every: float = 0.0) -> Driven:
+    """Submit the workload and play ``faults`` on the scenario's run; returns once the app settled.
+
+    ``sweep_every``: also run the app's sweep every so many seconds (a schedule with poison rows).
+    """
     schedule = Schedule(seed=seed, duration=float(duration), rate=float(rate), concurrency=int(concurrency),
-                        job_bound=float(job_bound), faults=tuple(planned(f) for f in faults))
+                        job_bound=float(job_bound), faults=tuple(planned(f) for f in faults),
+                        sweep_every=float(sweep_every))
     (jq.artifacts / "schedule.json").write_text(schedule.to_json())
-    submit = NightlySettings.from_config(jq.config).submit_fn(jq.config)
-    return drive(jq, schedule, submit)
+    nightly = NightlySettings.from_config(jq.config)
+    sweep = nightly.sweep_hooks(jq.config) if sweep_every else None
+    return drive(jq, schedule, nightly.submit_fn(jq.config), sweep=sweep)

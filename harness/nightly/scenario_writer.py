@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 
+from harness.nightly.runner import SWEEP_OPTIONS
 from harness.nightly.schedule import Schedule
 
 TEMPLATE = '''"""{title}
@@ -28,10 +29,10 @@ FAULTS = [
 ]
 
 
-@pytest.mark.jobquake(checks=[no_job_stuck], settle=False)  # play() settles within the job bound
+@pytest.mark.jobquake({marker})  # play() settles within the job bound
 def {name}(jq):
     play(jq, seed=SEED, duration=DURATION, rate=RATE, concurrency=CONCURRENCY, job_bound=JOB_BOUND,
-         faults=FAULTS)
+         faults=FAULTS{sweep})
 '''
 
 
@@ -52,4 +53,13 @@ def scenario_source(schedule: Schedule, *, invariant: str, message: str, reruns:
         title=f"A nightly failure of {invariant}, as a scenario: {len(schedule.faults)} fault(s).",
         seed=schedule.seed, shrunk=shrunk, invariant=invariant, message=message.replace('"""', "'''")[:300],
         duration=schedule.duration, rate=schedule.rate, concurrency=schedule.concurrency,
-        job_bound=schedule.job_bound, faults=faults, name=f"test_nightly_seed_{schedule.seed}_minimal")
+        job_bound=schedule.job_bound, faults=faults, name=f"test_nightly_seed_{schedule.seed}_minimal",
+        marker=_marker(schedule), sweep=f", sweep_every={schedule.sweep_every!r}" if schedule.sweep_every else "")
+
+
+def _marker(schedule: Schedule) -> str:
+    """The scenario's checks: the nightly's own, and the sweep's when the schedule runs a sweep."""
+    if not schedule.sweep_every:
+        return "checks=[no_job_stuck], settle=False"
+    return (f'checks=[no_job_stuck, "sweep_complete"], settle=False,\n'
+            f'                      options={_literal(SWEEP_OPTIONS)}')

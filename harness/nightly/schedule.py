@@ -57,6 +57,7 @@ class Schedule:
     max_jobs: int | None = None
     shard: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    sweep_every: float = 0.0  # seconds between rounds of the app's sweep; 0: no sweep workload
 
     @property
     def jobs(self) -> int:
@@ -71,6 +72,8 @@ class Schedule:
         data = asdict(self)
         data["format"] = FORMAT
         data["faults"] = [asdict(f) for f in self.faults]
+        if not self.sweep_every:  # a schedule without a sweep reads as it did before there was one
+            del data["sweep_every"]
         return data
 
     def to_json(self) -> str:
@@ -98,8 +101,11 @@ def shard_seed(seed: int, index: int, count: int) -> int:
 
 def draw(*, seed: int, duration: float, kinds: list[str] | tuple[str, ...], target: Target,
          rate: float = 5.0, concurrency: int = 4, job_bound: float = 20.0,
-         mean_gap: float = MEAN_GAP_S, shard: str | None = None) -> Schedule:
-    """Draw a schedule: fault times from a Poisson process, kinds and parameters from the seed."""
+         mean_gap: float = MEAN_GAP_S, shard: str | None = None, sweep_every: float = 5.0) -> Schedule:
+    """Draw a schedule: fault times from a Poisson process, kinds and parameters from the seed.
+
+    A schedule that may draw poison rows runs the app's sweep every ``sweep_every`` seconds.
+    """
     rng = random.Random(f"jobquake-nightly:{seed}")
     chosen = kinds_named(list(kinds), target)
     faults: list[Planned] = []
@@ -117,7 +123,8 @@ def draw(*, seed: int, duration: float, kinds: list[str] | tuple[str, ...], targ
         t += rng.expovariate(1 / mean_gap)
     return Schedule(seed=seed, duration=float(duration), rate=float(rate), concurrency=int(concurrency),
                     job_bound=float(job_bound), faults=tuple(faults), shard=shard,
-                    meta={"kinds": [k.name for k in chosen], "mean_gap": mean_gap})
+                    meta={"kinds": [k.name for k in chosen], "mean_gap": mean_gap},
+                    sweep_every=float(sweep_every) if any(k.name == "poison" for k in chosen) else 0.0)
 
 
 def known_kind(name: str) -> bool:

@@ -31,7 +31,7 @@ def nightly_session(config: Config, nightly: NightlySettings, schedule: Schedule
     (out / "schedule.json").write_text(schedule.to_json())  # before it runs: a crash can be replayed
     print(f"jobquake nightly: seed {schedule.seed}, {schedule.duration:g} s, {schedule.jobs} jobs at "
           f"{schedule.rate:g}/s, {len(schedule.faults)} faults; schedule: {out / 'schedule.json'}", flush=True)
-    with NightlyRunner(config, nightly.submit_fn(config), out) as runner:
+    with NightlyRunner(config, nightly.submit_fn(config), out, nightly.sweep_hooks(config)) as runner:
         outcome = play_once(runner, schedule, out / "run", title=f"nightly seed {schedule.seed}")
         report = write_report(outcome, out)
         for text in describe(outcome):

@@ -6,10 +6,15 @@
     rate = 5                  # jobs per second
     concurrency = 4           # submissions in flight at once
     faults = ["kill", "hang", "pool", "pause", "defence_off", "latency"]
-    pause_services = ["relay", "consumer", "worker:0"]   # what "pause" may stop for a while
+    pause_services = ["relay", "consumer", "worker1"]   # what "pause" may stop for a while
     defences = ["sweeper"]    # what "defence_off" may stop (another defence must cover for it)
     pool_failpoint = "submit.after_job_write"            # where "pool" empties the app's pool
     kill_failpoints = ["task.before_paid_call"]          # where "kill" may catch a worker mid-job
+    # the sweep workload, run when the schedule draws "poison" faults:
+    sweep = "scenarios.nightly_sweep:trigger"          # trigger(run, round): add rows, start a sweep
+    sweep_record = "scenarios.nightly_sweep:record"    # record(run): a `sweep` event per sweep run
+    sweep_every = 5                                    # seconds between sweep rounds
+    poison = {table = "invoices", key = ["customer"], values = {customer = "poison", amount = "-5"}}
 
 Unknown keys are errors naming the key and the known ones.
 """
@@ -21,10 +26,11 @@ from typing import Any, Mapping
 from harness.config import Config, load_callable
 from harness.errors import ConfigError
 from harness.nightly.kinds import DEFAULT_KINDS, Target
+from harness.nightly.sweeps import SweepHooks
 from harness.nightly.workload import SubmitFn
 
 KEYS = ("submit", "job_bound", "rate", "concurrency", "faults", "pause_services", "defences", "pool_failpoint",
-        "kill_failpoints")
+        "kill_failpoints", "sweep", "sweep_record", "sweep_every", "poison")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,10 @@ class NightlySettings:
     defences: tuple[str, ...] = ()
     pool_failpoint: str = ""
     kill_failpoints: tuple[str, ...] = ()
+    sweep: str = ""
+    sweep_record: str = ""
+    sweep_every: float = 5.0
+    poison: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def from_config(cls, config: Config) -> "NightlySettings":
@@ -57,7 +67,10 @@ class NightlySettings:
                        pause_services=_names(table.get("pause_services", ())),
                        defences=_names(table.get("defences", ())),
                        pool_failpoint=str(table.get("pool_failpoint", "")),
-                       kill_failpoints=_names(table.get("kill_failpoints", ())))
+                       kill_failpoints=_names(table.get("kill_failpoints", ())),
+                       sweep=str(table.get("sweep", "")), sweep_record=str(table.get("sweep_record", "")),
+                       sweep_every=float(table.get("sweep_every", cls.sweep_every)),
+                       poison=_poison(table.get("poison")))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"[tool.jobquake.nightly]: {exc}", key="nightly") from exc
 
@@ -72,7 +85,28 @@ class NightlySettings:
         return Target(workers=int(config.workers) if config.worker_command else 0,
                       pause_services=self.pause_services, defences=self.defences,
                       pool_failpoint=self.pool_failpoint, kill_failpoints=self.kill_failpoints,
-                      paidapi_proxied="paidapi" in config.proxied)
+                      paidapi_proxied="paidapi" in config.proxied, poison=self.poison)
+
+    def sweep_hooks(self, config: Config) -> "SweepHooks | None":
+        """The sweep workload's two callables, or None when the app declares none."""
+        if not self.sweep and not self.sweep_record:
+            return None
+        if not (self.sweep and self.sweep_record):
+            raise ConfigError("[tool.jobquake.nightly]: give both sweep (trigger(run, round)) and "
+                              "sweep_record (record(run)), or neither", key="nightly.sweep")
+        return SweepHooks(trigger=load_callable(self.sweep, "nightly.sweep", config.root),
+                          record=load_callable(self.sweep_record, "nightly.sweep_record", config.root),
+                          every=self.sweep_every)
+
+
+def _poison(value: Any) -> tuple[tuple[str, Any], ...]:
+    """The poison row as sorted (key, value) items of a poison_row spec: table, values, optional key."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not isinstance(value.get("table"), str) \
+            or not isinstance(value.get("values"), dict) or set(value) - {"table", "values", "key"}:
+        raise ValueError(f"poison: expected {{table = ..., values = {{column = value}}, key = [...]}}, got {value!r}")
+    return tuple(sorted((k, v) for k, v in value.items()))
 
 
 def _names(value: Any) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ answer (it is always one that failed).
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -168,6 +169,9 @@ def shrink_and_print(runner: NightlyRunner, original: Outcome, out: Path, *, bud
     (minimal / "schedule.json").write_text(shrunk.schedule.to_json())
     path = minimal / f"test_nightly_seed_{shrunk.schedule.seed}_minimal.py"
     path.write_text(source)
+    (minimal / "shrink.json").write_text(json.dumps({
+        "reruns": shrunk.reruns, "seconds": shrunk.seconds, "exhausted": shrunk.exhausted,
+        "faults": len(shrunk.schedule.faults), "invariant": result.name, "scenario": path.name}, indent=1) + "\n")
     why = "budget ran out" if shrunk.exhausted else "no smaller schedule fails"
     print(f"\nshrunk to {len(shrunk.schedule.faults)} fault(s), {shrunk.schedule.duration:g} s, "
           f"{shrunk.schedule.jobs} jobs in {shrunk.reruns} reruns ({shrunk.seconds:g} s; {why}).\n"

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from harness.history import vocabulary as v
+from harness.history import Record
 
 SubmitFn = Callable[[dict[str, Any], "JobSpec"], "str | None"]
 
@@ -62,6 +62,7 @@ class Workload:
     def __init__(self, history: Any, submit: SubmitFn, values: dict[str, Any], *, seed: int,
                  jobs: int, rate: float, concurrency: int):
         self.history = history
+        self.record = Record(history)
         self.submit = submit
         self.values = values
         self.seed = seed
@@ -92,13 +93,13 @@ class Workload:
     def _one(self, job: JobSpec) -> None:
         try:
             data = {"project": job.project, "file": job.file, "index": job.index}
-            self.history.record(v.SUBMIT, "invoke", v.SUBMIT, data=data)
+            self.record.submitting(**data)
             with self._lock:
                 self.stats.submitted += 1
             try:
                 job_id = self.submit(self.values, job)
             except Exception as exc:  # noqa: BLE001 - a lost answer is evidence, not a crash
-                self.history.record(v.SUBMIT, "info", v.SUBMIT, data={**data, "error": repr(exc)})
+                self.record.submission(None, accepted=None, error=repr(exc), **data)
                 with self._lock:
                     self.stats.lost_answers += 1
                 return
@@ -108,12 +109,11 @@ class Workload:
 
     def _record_answer(self, data: dict[str, Any], job_id: str | None) -> None:
         if job_id is None:
-            self.history.record(v.SUBMIT, "fail", v.SUBMIT, data={**data, "refused": True})
+            self.record.submission(None, accepted=False, error="refused", refused=True, **data)
             with self._lock:
                 self.stats.refused += 1
             return
-        self.history.record(v.SUBMIT, "ok", v.SUBMIT, job_id=str(job_id),
-                            data={**data, "status": 202, "job_id": str(job_id)})
+        self.record.submission(str(job_id), status=202, **data)
         with self._lock:
             self.stats.accepted += 1
             self.stats.accepted_at.setdefault(str(job_id), time.monotonic())

@@ -53,24 +53,31 @@ class Rule:
 
 
 class Gate:
-    """A gate in place; leaving the ``with`` block releases and removes it."""
+    """A gate in place: matching calls are held before generation until ``heal()``.
+
+    A control, not a fault: a gate is not recorded in the history as a fault;
+    ``with`` heals it on the way out, and the stack's reset between tests
+    removes any left.
+    """
+
+    DEFAULT_WAIT = 10.0  # seconds ``wait()`` waits when not told
 
     def __init__(self, control: PaidAPIControl, spec: dict[str, Any]):
         self.control = control
         self.spec = spec
         self.gate_id: int = spec["gate_id"]
 
-    def wait_held(self, timeout: float = 10.0) -> dict[str, Any]:
-        """Block until the gate holds a call; return that call's record."""
+    def wait(self, timeout: float | None = None) -> dict[str, Any]:
+        """Block until the gate holds a call; return that call's record.
+
+        ``PaidAPIWaitTimeout`` (a ``WaitTimeout``) when none is held within ``timeout``.
+        """
+        timeout = self.DEFAULT_WAIT if timeout is None else timeout
         return self.control._request(
             "GET", f"/gates/{self.gate_id}/held", params={"timeout": timeout}, wait=timeout)
 
-    def release(self) -> None:
-        """Open the gate for good: held calls go on, later matching calls pass."""
-        self.control._request("POST", f"/gates/{self.gate_id}/release")
-
-    def remove(self) -> None:
-        """Release and remove the gate. Idempotent."""
+    def heal(self) -> None:
+        """Open and remove the gate: held calls go on, later ones pass. Idempotent."""
         self.control._request("DELETE", f"/gates/{self.gate_id}", missing_ok=True)
 
     def __enter__(self) -> Gate:
@@ -78,7 +85,7 @@ class Gate:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.remove()
+        self.heal()
 
     def __repr__(self) -> str:
         return f"Gate({self.spec})"
@@ -142,7 +149,12 @@ class PaidAPIControl:
                  status: int | None = None, factor: float | None = None,
                  seconds: float | None = None, count: int | None = None,
                  immediate: bool = True) -> Rule:
-        """Add a mode rule (see ``harness.paidapi.modes``); returns it, ready to heal."""
+        """Add a mode rule (see ``harness.paidapi.modes``); returns it, ready to heal.
+
+        Not a fault: the rule is not recorded in the history and not healed
+        before the verdict. A scenario that makes the provider misbehave
+        uses ``jq.faults.hang_endpoint`` / ``jq.faults.paid_api_mode``.
+        """
         spec = _params(mode=mode, route=route, job_id=job_id, status=status, factor=factor,
                        seconds=seconds, count=count)
         spec["immediate"] = immediate
@@ -158,7 +170,7 @@ class PaidAPIControl:
 
     def gate(self, *, job_id: str | None = None, step: str | None = None,
              route: str | None = None) -> Gate:
-        """Hold every matching call before generation until the gate is released."""
+        """Hold every matching call before generation until the gate is healed (a control, not a fault)."""
         spec = _params(job_id=job_id, step=step, route=route)
         return Gate(self, self._request("POST", "/gates", json=spec))
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from harness._wait import wait_until
-from harness.errors import HarnessError, WaitTimeout
+from harness.errors import SettleTimeout, WaitTimeout  # noqa: F401 - SettleTimeout re-exported
 from harness.pending.item import PendingWork, blocking, describe_all
 
 Reader = Callable[[], list[PendingWork]]
@@ -35,14 +35,6 @@ class SettleOutcome:
         head = (f"settled after {self.waited:.2f} s" if self.settled else
                 f"still pending after {self.timeout:.1f} s (settle_timeout)")
         return f"{head}:\n{describe_all(self.pending)}" if self.pending else head
-
-
-class SettleTimeout(HarnessError):
-    """Work was still pending at the settle deadline; ``outcome.pending`` lists it."""
-
-    def __init__(self, outcome: SettleOutcome):
-        super().__init__(outcome.describe())
-        self.outcome = outcome
 
 
 class Settler:

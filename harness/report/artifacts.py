@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.checks.result import Verdict
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.history.history import History
 from harness.history.recorder import load
 from harness.report.html import render_html

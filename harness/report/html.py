@@ -13,7 +13,7 @@ from html import escape
 
 from harness.checks.failure import format_result
 from harness.checks.result import Verdict, mark
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.history.history import History
 from harness.report.html_assets import CSS, JS, state_colour
 from harness.report.svg import render_svg, shape

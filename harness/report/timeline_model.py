@@ -10,7 +10,7 @@ from typing import Iterable
 
 from harness.checks.paid_calls import PaidCall, calls_by_job
 from harness.checks.result import Verdict
-from harness.checks.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
+from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import INVOKE, Event
 from harness.history.history import History

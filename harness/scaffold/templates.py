@@ -60,16 +60,16 @@ SUBMITTED_WITHIN = 60.0  # seconds a submission may take on a busy machine (a pr
 @pytest.mark.jobquake(settle=False)  # settled below, within settle_timeout
 def test_a_job_whose_worker_dies_mid_call_still_ends_and_is_billed_once(jq, app):
     if SWEEPER:
-        jq.stack.processes[SWEEPER].stop()
+        jq.faults.stop_service(SWEEPER)
     gate = jq.paidapi.gate()  # every paid call is held until the gate goes
     submitted = app.submit_job_later(1)  # the kill must land within the call's deadline: no waiting
-    held = gate.wait_held(timeout=SUBMITTED_WITHIN)  # a worker is blocked on the model now
+    held = gate.wait(timeout=SUBMITTED_WITHIN)  # a worker is blocked on the model now
     # the worker that holds the call is among them: every worker dies, whichever made it
-    kills = [jq.faults.kill_worker(index) for index in range(len(jq.workers))]
+    kills = [jq.faults.kill_worker(worker.name) for worker in jq.stack.workers.workers]
     if held.get("job_id") is not None and app.job(held["job_id"])["state"] in jq.config.terminal_states:
         pytest.fail("the job ended before the kill landed (its call's deadline passed first): nothing was "
                     "tested; a longer deadline in [tool.jobquake.env] gives the kill more room")
-    gate.remove()  # the provider finishes and bills; nobody is there to read the answer
+    gate.heal()  # the provider finishes and bills; nobody is there to read the answer
     for kill in kills:
         kill.heal()  # a fresh worker in each dead one's place
     submitted.result(timeout=SUBMITTED_WITHIN)  # the submission is on record
@@ -123,11 +123,11 @@ MARGIN = 10.0
 @pytest.mark.jobquake(settle=False)  # settled below
 def test_a_job_is_run_although_the_pool_ran_dry_right_after_its_write(jq, app):
     if SWEEPER:
-        jq.stack.processes[SWEEPER].stop()
+        jq.faults.stop_service(SWEEPER)
     dry = jq.faults.exhaust_pool(at="sqlalchemy.after_commit", match=app.submitter_match(),
                                  timeout=HOLD_AT_MOST)
     app.submit_job(1)
-    dry.wait_triggered(timeout=MARGIN)  # the pool really was emptied, in the submitting process
+    dry.wait(timeout=MARGIN)  # the pool really was emptied, in the submitting process
     dry.heal()
     jq.settle(timeout=MARGIN)  # then the invariants judge
 '''
@@ -192,7 +192,7 @@ def test_a_job_past_its_soft_limit_ends_before_the_hard_limit(jq, app):
     if HARD_LIMIT_VAR is None:
         pytest.skip("TODO(jobquake init): set HARD_LIMIT_VAR and HARD_LIMIT in scenarios/test_soft_limit.py")
     if SWEEPER:
-        jq.stack.processes[SWEEPER].stop()
+        jq.faults.stop_service(SWEEPER)
     jq.faults.failpoint("http.before_paid_call", "hang")  # every paid call waits here until healed
     app.submit_job(1)
     # settled here, just past the hard limit, with the calls still held: healing would let them go,

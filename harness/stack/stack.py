@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 from harness._ports import free_port
 from harness.config import Config, load_callable
-from harness.errors import ConfigError
-from harness.evidence import JobTable
+from harness.errors import ConfigError, ServiceError
+from harness.evidence import prepare_template
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
 from harness.stack.process import ProcessService, start_all, stop_all
@@ -27,6 +27,16 @@ PROCESS_KEYS = {"command", "ready", "start_timeout", "instrument"}
 
 class Stack:
     """Every service of a session, built from one Config."""
+
+    config: Config
+    redis: ProcessService
+    postgres: ProcessService
+    sqs: ProcessService
+    paidapi: ProcessService
+    proxy: ProcessService
+    processes: dict[str, AppProcess]  # the app's own processes (api, relay, sweeper...), by name
+    workers: WorkerPool
+    values: dict[str, Any]
 
     def __init__(self, config: Config, workdir: Path,
                  on_worker_event: Callable[[str, Any, dict], None] | None = None):
@@ -72,7 +82,6 @@ class Stack:
             return None
         schema = load_callable(config.schema, "schema", config.root)
         _takes_one_argument(schema, config.schema)
-        jobs = JobTable.from_config(config)
 
         def build(url: str) -> None:
             try:
@@ -82,8 +91,7 @@ class Stack:
                                   f"template database's URL: it must name a function that takes a "
                                   f"database URL and creates the app's tables", key="schema") from exc
             dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
-            jobs.check(dsn)  # a wrong job_* key fails here, naming the columns that exist
-            jobs.install_state_log(dsn)
+            prepare_template(config, dsn)  # a wrong job_* key fails here, naming the columns that exist
         return build
 
     @property
@@ -91,7 +99,24 @@ class Stack:
         return [self.redis, self.postgres, self.sqs, self.paidapi, self.proxy]
 
     def services(self) -> list[ProcessService]:
+        """Every service of the stack: infrastructure, app processes, then workers."""
         return [*self.infrastructure, *self.processes.values(), *self.workers.workers]
+
+    def service_names(self) -> list[str]:
+        """The names ``service()`` takes, in the order of ``services()``."""
+        return [svc.name for svc in self.services()]
+
+    def service(self, name: str) -> ProcessService:
+        """The service, app process or worker called ``name`` (``"redis"``, ``"relay"``, ``"worker1"``).
+
+        A control, not a fault: stopping or pausing what this returns is not
+        recorded in the history and not healed (use ``jq.faults.stop_service``
+        / ``pause_service`` for that). ``ServiceError`` names the known services.
+        """
+        for svc in self.services():
+            if svc.name == name:
+                return svc
+        raise ServiceError(f"no service {name!r}; known: {', '.join(self.service_names())}", service=str(name))
 
     def _via_proxy(self, name: str, service: ProcessService) -> int:
         return self.proxy_ports.get(name, service.port)

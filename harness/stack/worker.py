@@ -44,6 +44,11 @@ class CeleryWorker(AppProcess):
     stop_timeout = 10.0  # SIGTERM is Celery's warm shutdown: running tasks may finish
 
 
+def worker_name(index: int) -> str:
+    """The name of the pool's worker at ``index`` (``worker1`` for 0): how faults and ``jq.stack`` name it."""
+    return f"worker{index + 1}"
+
+
 class WorkerPool:
     """A set of workers started from one command; the unit faults act on."""
 
@@ -66,7 +71,7 @@ class WorkerPool:
         self.workers: list[CeleryWorker] = [self._new(i) for i in range(count)]
 
     def _new(self, index: int) -> CeleryWorker:
-        return self.factory(f"worker{index + 1}", command=self.command, values=self.values,
+        return self.factory(worker_name(index), command=self.command, values=self.values,
                             ready=self.ready, start_timeout=self.start_timeout, port=0,
                             workdir=self.workdir, env=self.env, cwd=self.cwd)
 

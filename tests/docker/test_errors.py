@@ -17,7 +17,7 @@ from harness.config import resolve
 from harness.errors import ServiceError
 from harness.stack.docker import DockerBackend
 from harness.stack.readiness import ReadyCheck
-from tests.integration.conftest import alive
+from tests.common.processes import alive
 
 pytestmark = pytest.mark.integration
 
@@ -138,7 +138,7 @@ def test_a_failpoint_kill_inside_a_container_ends_the_whole_worker(backend, dock
 
 
 def test_a_normal_stack_run_leaves_no_container(docker_client):
-    from tests.integration.tiny import tiny_stack
+    from tests.common.tiny import tiny_stack
 
     stack = tiny_stack(backend="docker")
     stack.start()

@@ -8,8 +8,8 @@ import pytest
 
 from harness._wait import wait_until
 from harness.errors import WaitTimeout
-from tests.integration.conftest import alive, family
-from tests.integration.tiny import job_state, submit
+from tests.common.processes import alive, family
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +26,7 @@ def test_a_job_goes_through_a_worker_container_and_the_paid_api(tiny):
     calls = tiny.paidapi.billed("job-1")
     assert len(calls) == 1 and calls[0]["key"] == "job-1:label"
     tiny.settle(5)
-    history, snapshot = tiny.collect()
+    history, snapshot = tiny._collect()
     assert [e.data["state"] for e in history if e.source == "job"] == ["queued", "processing", "done"]
     assert snapshot.job("job-1").state == "done"
     assert "tiny.work" in tiny.workers[0].logs()

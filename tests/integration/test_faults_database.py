@@ -8,7 +8,7 @@ from celery import Celery
 from harness._wait import wait_until
 from harness.checks import UNKNOWN
 from harness.checks.landed import faults_landed
-from tests.integration.tiny import job_state, submit
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +27,7 @@ def test_exhausted_pool_makes_the_apps_next_checkout_time_out(tiny):
     worker_log = tiny.workers[0].log_offset()
     pool = tiny.faults.exhaust_pool(at="tiny.after_processing", match={"job_id": "e1"})
     submit(tiny, "e1")
-    pool.wait_triggered(10)
+    pool.wait(10)
     wait_until(lambda: "QueuePool limit of size 2" in tiny.workers[0].logs_since(worker_log),
                timeout=15, what="the app's checkout to time out")
     assert job_state(tiny, "e1") == "processing"  # "done" could not be written

@@ -11,7 +11,7 @@ from harness.checks import UNKNOWN
 from harness.checks.landed import faults_landed
 from harness.errors import FaultError
 from harness.proxy.toxics import ATTRIBUTES
-from tests.integration.tiny import job_state, submit
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 
@@ -35,7 +35,7 @@ def health(run, timeout: float = 2.0) -> float:
 
 
 def test_provider_hang_answers_nothing_and_bills_nothing(tiny):
-    hang = tiny.faults.hang_endpoint("provider", job_id="h1")
+    hang = tiny.faults.hang_endpoint(layer="provider", job_id="h1")
     with pytest.raises(httpx.ReadTimeout):
         generate(tiny, "h1")
     [call] = tiny.paidapi.ledger("h1")
@@ -46,7 +46,7 @@ def test_provider_hang_answers_nothing_and_bills_nothing(tiny):
 
 
 def test_provider_hang_mid_stream_sends_half_an_answer_and_bills_nothing(tiny):
-    hang = tiny.faults.hang_endpoint("provider", job_id="m1", mid_stream=True)
+    hang = tiny.faults.hang_endpoint(layer="provider", job_id="m1", mid_stream=True)
     with pytest.raises(httpx.ReadTimeout):
         generate(tiny, "m1")
     call = tiny.paidapi.wait_for_call(job_id="m1", state="hung", timeout=5)
@@ -58,7 +58,7 @@ def test_provider_hang_mid_stream_sends_half_an_answer_and_bills_nothing(tiny):
 
 
 def test_network_hang_drops_the_answer_of_a_call_the_provider_billed(tiny):
-    hang = tiny.faults.hang_endpoint("network")
+    hang = tiny.faults.hang_endpoint(layer="network")
     with pytest.raises(httpx.ReadTimeout):
         generate(tiny, "n1", timeout=1.0)
     call = tiny.paidapi.wait_for_call(job_id="n1", state="billed", timeout=10)
@@ -70,7 +70,7 @@ def test_network_hang_drops_the_answer_of_a_call_the_provider_billed(tiny):
 
 def test_network_hang_cannot_target_a_job(tiny):
     with pytest.raises(FaultError, match="sees bytes"):
-        tiny.faults.hang_endpoint("network", job_id="x")
+        tiny.faults.hang_endpoint(layer="network", job_id="x")
 
 
 def test_latency_toxic_delays_every_answer(tiny):

@@ -7,12 +7,12 @@ import redis
 from celery import Celery
 
 from harness._wait import wait_until
-from harness.errors import FaultError
+from harness.errors import FaultError, WaitTimeout
 from harness.faults import Fault
 from harness.checks import UNKNOWN
 from harness.checks.landed import faults_landed
 from harness.faults.services import BROKER_ERRORS, process_state
-from tests.integration.tiny import job_state, submit
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 
@@ -44,7 +44,7 @@ def test_pause_a_worker_by_name(tiny):
     assert process_state(tiny.workers[0].pid) == "T"
     pause.heal()
     pause.heal()  # idempotent
-    landed = faults_landed(*tiny.collect())
+    landed = faults_landed(*tiny._collect())
     assert landed.valid == UNKNOWN and "froze worker1" in landed.message  # it was idle: no effect to show
     completes(tiny, "after-worker-pause")
 
@@ -55,7 +55,7 @@ def test_a_worker_paused_while_it_held_a_paid_call_landed(tiny):
         call = tiny.paidapi.wait_for_call(job_id="p1", state="any", timeout=10)
         pause = tiny.faults.pause_service("worker1")
         pause.heal()
-    landed = faults_landed(*tiny.collect())
+    landed = faults_landed(*tiny._collect())
     assert landed.valid is True, landed.message
     assert f"froze worker1 (pid {tiny.workers[0].pid}) while it held call {call['call_id']}" in landed.message
 
@@ -75,7 +75,7 @@ def test_broker_outage_refuses_connections_and_heal_brings_the_broker_back(tiny)
     outage.heal()
     assert tiny.stack.redis.port == port and ping(tiny)
     completes(tiny, "after-outage")
-    landed = faults_landed(*tiny.collect())
+    landed = faults_landed(*tiny._collect())
     assert landed.valid is True and landed.message.startswith("broker_outage: the app logged")
 
 
@@ -99,18 +99,19 @@ def test_failpoint_fault_raises_in_the_app_until_healed(tiny):
     fp = tiny.faults.failpoint("tiny.after_processing", "raise", exception="RuntimeError",
                                match={"job_id": "f1"})
     submit(tiny, "f1")
-    [trigger] = fp.wait_triggered(10)
+    [trigger] = fp.wait(10)
     assert trigger["context"] == {"job_id": "f1"}
     assert tiny.paidapi.ledger("f1") == []
     fp.heal()
     assert tiny.failpoints.armed() == {}
     completes(tiny, "after-failpoint")
     never = tiny.faults.failpoint("tiny.nowhere", "sleep", seconds=1)
-    with pytest.raises(FaultError, match="did not fire 1 time"):
-        never.wait_triggered(timeout=0.2)
+    with pytest.raises(FaultError, match="did not fire 1 time") as caught:
+        never.wait(timeout=0.2)
+    assert isinstance(caught.value, WaitTimeout) and caught.value.seen == []
 
 
-class BrokenHeal(Fault):
+class BrokenHeal(Fault, register=False):
     name = "broken_heal"
 
     def _inject(self):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from harness._wait import wait_until
-from harness.errors import FaultError
+from harness.errors import FaultError, WaitTimeout
 from harness.checks.landed import faults_landed
 from harness.faults import AtFailpoint, InFlight, KillWorker
-from tests.integration.conftest import alive, family
-from tests.integration.tiny import job_state, submit
+from tests.common.processes import alive, family
+from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +41,8 @@ def test_kill_now_ends_the_whole_process_group_and_heal_replaces_it(tiny):
 def test_kill_in_flight_bills_the_held_call_with_the_client_gone(tiny):
     with tiny.faults.kill_worker(when=InFlight("j1", step="label")) as kill:
         submit(tiny, "j1")
-        kill.wait(10)
+        record = kill.wait(10)  # the evidence: which worker held which call
+        assert record["worker"] == "worker1" and record["job_id"] == "j1"
         call = tiny.paidapi.wait_for_call(job_id="j1", state="billed", timeout=10)
         wait_until(lambda: tiny.paidapi.ledger("j1")[0]["client_gone"], timeout=5, what="client gone")
         assert call["key"] == "j1:label"
@@ -49,7 +50,7 @@ def test_kill_in_flight_bills_the_held_call_with_the_client_gone(tiny):
     inject_ok = next(e for e in tiny.history.events() if e.source == "fault" and e.type == "ok")
     assert inject_ok.data["call_id"] == call["call_id"] and inject_ok.data["job_id"] == "j1"
     assert inject_ok.data["caller_pid"] in inject_ok.data["tree"]  # the worker that held the call
-    landed = faults_landed(*tiny.collect())
+    landed = faults_landed(*tiny._collect())
     assert landed.valid is True and f"which held call {call['call_id']} of job j1" in landed.message
     completes(tiny, "after-in-flight")
 
@@ -80,8 +81,8 @@ def test_warm_shutdown_at_a_failpoint_lets_the_running_task_finish(tiny):
 
 
 def test_bad_targets_and_missed_moments_raise_fault_errors(tiny):
-    with pytest.raises(FaultError, match="no worker 5"):
-        tiny.faults.kill_worker(index=5)
+    with pytest.raises(FaultError, match="no worker 'worker6'; the workers are: worker1"):
+        tiny.faults.kill_worker("worker6")
     tiny.workers.kill(0)
     with pytest.raises(FaultError, match="already dead"):
         tiny.faults.kill_worker()
@@ -89,6 +90,11 @@ def test_bad_targets_and_missed_moments_raise_fault_errors(tiny):
     missed = tiny.faults.kill_worker(when=InFlight("never", timeout=0.3))
     with pytest.raises(FaultError, match="no paid call of job 'never'"):
         missed.wait(5)
+    slow = tiny.faults.kill_worker(when=InFlight("not-yet"))
+    with pytest.raises(WaitTimeout, match="did not happen within 0.1s") as caught:
+        slow.wait(0.1)
+    assert caught.value.seen["fired"] is False
+    slow.heal()
     with pytest.warns(UserWarning, match="no paid call"):
         errors = tiny.faults.heal_all()
     assert [e.fault for e in errors] == ["kill_worker"]
@@ -106,7 +112,7 @@ def test_a_kill_of_an_idle_worker_and_a_hang_with_no_call_did_not_land(tiny):
     tiny.faults.kill_worker()
     tiny.faults.hang_endpoint(layer="provider")
     tiny.faults.heal_all()
-    landed = faults_landed(*tiny.collect())
+    landed = faults_landed(*tiny._collect())
     assert landed.valid == "unknown"
     kill, hang = (e["why"] for e in landed.details["effects"])
     assert kill.startswith("kill_worker killed worker") and kill.endswith(

@@ -86,7 +86,7 @@ def plain_stack_events(run: Run) -> list[dict]:
 def test_exhaust_pool_after_commit_makes_the_next_checkout_fail(plain):
     fault = plain.faults.exhaust_pool("sqlalchemy.after_commit", match={"job_id": "item-3"})
     submit(plain, "plain.write_then_read", "item-3")
-    [trigger] = fault.wait_triggered(timeout=20)
+    [trigger] = fault.wait(timeout=20)
     assert trigger["context"]["job_id"] == "item-3" and trigger["context"]["attempt"] == 1
     worker = plain.workers[0]
     wait_until(lambda: "QueuePool limit of size 2 overflow 0 reached" in worker.logs(), timeout=20,
@@ -100,22 +100,22 @@ def test_framework_failpoints_carry_the_job_context(plain):
         "celery.task_postrun")}
     submit(plain, "plain.retried", "item-4")
     wait_status(plain, "item-4", "finished")
-    publish = armed["celery.before_publish"].wait_triggered(timeout=5)[0]["context"]
+    publish = armed["celery.before_publish"].wait(timeout=5)[0]["context"]
     assert (publish["job_id"], publish["attempt"], publish["published_task"]) == ("item-4", 1, "plain.retried")
     assert publish["process"] == "worker1"
-    paid = [t["context"] for t in armed["http.before_paid_call"].wait_triggered(timeout=5, count=2)]
+    paid = [t["context"] for t in armed["http.before_paid_call"].wait(timeout=5, count=2)]
     assert [(c["job_id"], c["attempt"], c["method"]) for c in paid] == [("item-4", 1, "POST"), ("item-4", 2, "POST")]
     assert paid[0]["url"].endswith("/v1/classify")
     for name in ("celery.task_prerun", "celery.task_postrun"):
-        assert [t["context"]["attempt"] for t in armed[name].wait_triggered(timeout=5, count=2)] == [1, 2]
-    assert armed["sqlalchemy.pool_checkout"].wait_triggered(timeout=5)[0]["context"]["job_id"] == "item-4"
+        assert [t["context"]["attempt"] for t in armed[name].wait(timeout=5, count=2)] == [1, 2]
+    assert armed["sqlalchemy.pool_checkout"].wait(timeout=5)[0]["context"]["job_id"] == "item-4"
 
 
 def test_task_runs_reach_the_history_and_the_snapshot_shows_each_jobs_age(plain):
     submit(plain, "plain.with_httpx", "item-5")
     wait_status(plain, "item-5", "finished")
     assert plain.settle(10)
-    history, snapshot = plain.collect()
+    history, snapshot = plain._collect()
     runs = [(e.type, e.name, e.job_id, e.attempt) for e in history if e.source == "instrument"]
     assert runs == [("invoke", "task", "item-5", 1), ("ok", "task", "item-5", 1)]
     row = snapshot.job("item-5")

@@ -12,7 +12,7 @@ from harness.stack import reaper
 from harness.stack.app import AppProcess
 from harness.stack.readiness import ReadyCheck
 from harness.stack.stack import Stack
-from tests.integration.conftest import alive
+from tests.common.processes import alive
 from tests.integration.test_instrument import PLAINAPP
 
 pytestmark = pytest.mark.integration

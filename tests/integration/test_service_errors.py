@@ -17,7 +17,7 @@ from harness.stack import reaper
 from harness.stack.app import AppProcess
 from harness.stack.readiness import ReadyCheck
 from harness.stack.redis import RedisService
-from tests.integration.conftest import alive
+from tests.common.processes import alive
 
 pytestmark = pytest.mark.integration
 

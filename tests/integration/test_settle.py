@@ -8,14 +8,14 @@ import psycopg
 import pytest
 from celery import Celery
 
-from harness import wait_until
+from harness import SettleTimeout, wait_until
 from harness.checks.done_steps import STEP_SAVED, no_paid_call_for_done_step
 from harness.history import vocabulary as v
 from harness.history.timing import commit_time, committed_data, statement_time
 from harness.isolation import isolate, transports
 from harness.pending.broker import read_redis_broker
 from harness.pending.verdict import settle_result
-from tests.integration.tiny import job_state
+from tests.common.tiny import job_state
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +24,7 @@ def submit_retry(run, job_id: str, countdown: float) -> None:
     """A job that goes 'failed' (terminal), then a retry ``countdown`` s later makes it 'done'."""
     with psycopg.connect(run.database_dsn, autocommit=True) as conn:
         conn.execute("INSERT INTO jobs (id, state) VALUES (%s, 'queued')", (job_id,))
-    run.history.record("submit", "ok", "submit", job_id=job_id, data={"status": 202, "job_id": job_id})
+    run.record.submission(job_id, status=202)
     Celery(broker=run.redis_url).send_task("tiny.retry_later", args=[job_id, countdown])
 
 
@@ -40,7 +40,7 @@ def test_a_retry_scheduled_after_the_body_is_waited_for(tiny):
     [held] = wait_until(lambda: scheduled(tiny), timeout=5, what="the retry held by the worker")
     assert "tiny.retry_later" in held.detail and "eta=" in held.detail and held.since is not None
 
-    assert tiny.settle(15)
+    assert tiny.settle(15).settled
     assert job_state(tiny, "r-1") == "done"
     assert [c["job_id"] for c in tiny.paidapi.billed()] == ["r-1"]
     assert tiny.settle_outcome.waited > 0.3  # it did wait for the countdown
@@ -50,7 +50,9 @@ def test_a_retry_still_scheduled_at_the_deadline_is_reported_then_removed(tiny):
     submit_retry(tiny, "r-2", countdown=60)
     wait_until(lambda: scheduled(tiny), timeout=20, what="the retry held by the worker")
 
-    assert not tiny.settle(0.5)
+    with pytest.raises(SettleTimeout) as caught:
+        tiny.settle(0.5)
+    assert caught.value.outcome is tiny.settle_outcome and caught.value.seen is caught.value.outcome
     result = settle_result(tiny.settle_outcome)
     assert result is not None and result.valid is False
     # what, where and since when
@@ -75,7 +77,7 @@ def test_a_write_after_a_slow_call_in_one_transaction_is_not_dated_before_it(tin
         conn.execute("INSERT INTO results (job_id) VALUES ('long')")
         conn.execute("UPDATE jobs SET state = 'done' WHERE id = 'long'")
     record_saved(tiny)
-    history, snapshot = tiny.collect()
+    history, snapshot = tiny._collect()
 
     [call] = [e for e in history.by_source(v.PAIDAPI) if e.type == "invoke"]
     [saved] = history.by_source(v.WRITE, name=STEP_SAVED)

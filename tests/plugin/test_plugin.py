@@ -19,7 +19,7 @@ from harness import wait_until
 def submit(jq, job_id, finish=True):
     with psycopg.connect(jq.database_dsn, autocommit=True) as conn:
         conn.execute("INSERT INTO jobs (id, state) VALUES (%s, 'queued')", (job_id,))
-    jq.history.record("submit", "ok", "submit", job_id=job_id, data={"status": 202, "job_id": job_id})
+    jq.record.submission(job_id, status=202)
     Celery(broker=jq.redis_url).send_task("tiny.work", args=[job_id, finish])
 
 def state(jq, job_id):

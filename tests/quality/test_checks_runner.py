@@ -9,7 +9,7 @@ from harness.checks import (
     ALL_CHECKERS, GLOBAL_INVARIANTS, UNKNOWN, InvariantViolation, Result, Verdict, checker_name,
     format_failure, invariant, merge_valid, run_checks, violation_error,
 )
-from harness.checks.snapshot import Snapshot
+from harness.evidence.snapshot import Snapshot
 from harness.history.builder import HistoryBuilder
 
 
@@ -144,3 +144,11 @@ def test_unknown_fails_only_when_asked_and_reads_without_frames():
     assert text.count("replay: pytest 't.py::t' --jobquake-seed=5") == 1  # once, after every invariant
     assert "no_double_billing [unknown]: the paid API ledger was not read" in text
     assert failure_text(ValueError("x")) is None
+
+
+def test_harness_checks_exports_every_shipped_checker_under_its_name():
+    import harness.checks
+
+    missing = [checker_name(c) for c in ALL_CHECKERS
+               if getattr(harness.checks, checker_name(c), None) is not c or checker_name(c) not in harness.checks.__all__]
+    assert missing == [], f"add to harness/checks/__init__.py: {missing}"

@@ -70,6 +70,14 @@ def test_exact_label():
     assert check(b, deadline=DEADLINE, label="timeout: paid call", exact=True).valid is True
 
 
+def test_prefix_label():
+    b = job_whose_call_took(3.0, "error: gave up after 3 attempts (last: timeout: paid call)")
+    assert check(b, deadline=DEADLINE, label="timeout:").valid is True  # contained
+    assert check(b, deadline=DEADLINE, label="timeout:", prefix=True).valid is False
+    assert check(job_whose_call_took(3.0, "timeout: paid call"), deadline=DEADLINE, label="timeout:",
+                 prefix=True).valid is True
+
+
 def test_only_the_last_call_counts():
     b = HistoryBuilder()
     b.call("j1", 0.0, None, attempt=1, state="hung")

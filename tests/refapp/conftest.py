@@ -24,7 +24,7 @@ from harness._wait import wait_until
 from harness.failpoints.control import FailpointControl
 from refapp import db, settings
 from refapp.attempt import TERMINAL
-from tests.refapp import _procs
+from tests.common import procs as _procs
 
 SCALE = 0.005  # 600 s soft budget -> 3 s; model deadline 120 s -> 0.6 s
 USERS = "alice,bob"

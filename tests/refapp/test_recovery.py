@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from harness._wait import wait_until
 from refapp import budgets, db, submit
 from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK
-from tests.refapp import _procs
+from tests.common import procs as _procs
 from tests.refapp.conftest import Stack
 
 

@@ -100,3 +100,49 @@ def test_cli_config_bad_value_exits_2_with_the_key(monkeypatch, capsys, tmp_path
     monkeypatch.setenv("JOBQUAKE_WORKERS", "-3")
     assert main(["config"]) == 2
     assert "JOBQUAKE_WORKERS" in capsys.readouterr().err
+
+
+# -- the typed object ------------------------------------------------------------------------------
+def _accepts(hint, value) -> bool:
+    import typing
+
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return value in typing.get_args(hint)
+    return isinstance(value, origin or hint)
+
+
+def test_every_setting_is_a_typed_field_holding_its_type(tmp_path):
+    import dataclasses
+    import typing
+
+    from harness.config import OPTIONS, Config
+
+    hints = typing.get_type_hints(Config)
+    settings = [f.name for f in dataclasses.fields(Config) if f.name not in ("sources", "root", "more")]
+    assert settings == [opt.key for opt in OPTIONS], "one field per key of OPTIONS, in their order"
+    pyproject = write_pyproject(tmp_path, "[tool.jobquake]\nseed = 3\nterminal_states = ['ok']\n"
+                                          "[tool.jobquake.env]\nA = '1'\n")
+    cfg = resolve(environ={"JOBQUAKE_WORKERS": "3", "JOBQUAKE_INSTRUMENT": "no"}, pyproject=pyproject)
+    wrong = {key: value for key, value in cfg.values.items()
+             if value is not None and not _accepts(hints[key], value)}
+    assert wrong == {}
+    assert (cfg.workers, cfg.instrument, cfg.terminal_states, cfg.env) == (3, False, ("ok",), {"A": "1"})
+    assert cfg.more == {}
+
+
+def test_config_is_frozen_and_a_misspelt_setting_is_an_attribute_error():
+    import dataclasses
+
+    cfg = resolve(environ={})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.workers = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="no setting 'time_scales'"):
+        cfg.time_scales  # noqa: B018
+
+
+def test_harness_exports_config():
+    import harness
+    from harness.config import Config
+
+    assert harness.Config is Config and "Config" in harness.__all__

@@ -87,7 +87,7 @@ def test_hang_blocks_until_released(control):
     done = threading.Event()
     caller = threading.Thread(target=lambda: (failpoint("stuck", job_id="j1"), done.set()))
     caller.start()
-    armed.wait_triggered(timeout=5)
+    armed.wait(timeout=5)
     assert not done.is_set()  # fired, and the caller is still inside the failpoint
     armed.release()
     caller.join(5)
@@ -124,7 +124,7 @@ def test_missing_callback_fails_loudly_in_app_and_harness(control):
     with pytest.raises(FaultError, match="no callback registered"):
         failpoint("cb")
     with pytest.raises(FaultError, match="nobody-registered-this"):
-        armed.wait_triggered(timeout=5)
+        armed.wait(timeout=5)
 
 
 def test_once_fires_once(control):

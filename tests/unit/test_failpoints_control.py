@@ -113,7 +113,7 @@ def test_release_of_a_non_releasable_or_unarmed_failpoint_fails(control):
 def test_an_old_armed_handle_does_not_touch_a_newer_arming(control):
     old = control.arm("p", "hang")
     control.arm("p", "return", value=2)
-    old.disarm()
+    old.heal()
     assert failpoint("p") == 2
     with pytest.raises(FaultError, match="not armed"):
         old.release()

@@ -76,7 +76,7 @@ def test_hang_holds_the_child_until_release(control, spawn):
     child = spawn()
     armed = control.arm("relay.before_send", "hang")
     child.send(op="call", name="relay.before_send")
-    armed.wait_triggered(timeout=10)
+    armed.wait(timeout=10)
     assert not child.has_answer()  # fired, and still inside the failpoint
     armed.release()
     assert child.receive(timeout=10) == {"value": None}

@@ -75,7 +75,7 @@ def test_unregistered_resource_is_a_fault_error(control):
     with pytest.raises(FaultError, match="no resource registered as 'missing_engine'"):
         failpoint("p")
     with pytest.raises(FaultError, match="missing_engine"):
-        armed.wait_triggered(timeout=5)
+        armed.wait(timeout=5)
 
 
 def test_unbounded_pool_is_a_fault_error(control, tmp_path):

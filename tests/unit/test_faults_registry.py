@@ -18,8 +18,10 @@ def submit_nothing() -> None:
 
 
 EXAMPLES = {
-    "kill_worker": {"index": 1, "signal": "SIGTERM", "when": {"in_flight": {"job_id": "x"}}},
+    "kill_worker": {"signal": "SIGTERM", "when": {"in_flight": {"job_id": "x"}}},
     "pause_service": {"service": "redis"},
+    "stop_service": {"service": "sweeper"},
+    "paidapi_mode": {"mode": "slow", "seconds": 60, "job_id": "x"},
     "hang_endpoint": {"layer": "network", "stream": "upstream"},
     "network_toxic": {"proxy": "paidapi", "type": "latency", "latency": 200, "jitter": 10},
     "proxy_down": {"proxy": "paidapi"},
@@ -62,7 +64,11 @@ def test_sigkill_goes_to_the_group_and_other_signals_to_the_main_process():
 @pytest.mark.parametrize("name, params, message", [
     ("no_such_fault", {}, "unknown fault; known: broker_outage"),
     ("kill_worker", {"victim": 1}, "bad parameters"),
-    ("kill_worker", {"index": -1}, "index must be a non-negative int"),
+    ("kill_worker", {"worker": 3}, "worker must be"),
+    ("kill_worker", {"worker": "worker1", "when": {"in_flight": {"job_id": "x"}}}, "names the worker itself"),
+    ("paidapi_mode", {"mode": "hang"}, "use hang_endpoint"),
+    ("paidapi_mode", {"mode": "slow"}, "seconds=... or factor="),
+    ("stop_service", {"service": ""}, "service"),
     ("kill_worker", {"signal": "SIGNOPE"}, "is not a signal"),
     ("kill_worker", {"when": {"soon": {}}}, "when = "),
     ("kill_worker", {"when": {"in_flight": {"step": "x"}}}, "job_id"),
@@ -98,7 +104,7 @@ def test_a_spec_without_a_fault_key_is_refused():
 
 
 # -- the inject / heal contract, on a fault that touches nothing ----------------------
-class Switch(Fault):
+class Switch(Fault, register=False):
     name = "switch"
 
     def __init__(self, fail_inject: bool = False, fail_heal: bool = False):

@@ -33,7 +33,7 @@ other = pytest.fixture(_sleeper)
 
 
 def kill_for(*workers: FakeWorker) -> KillWorker:
-    fault = KillWorker(index=0, when=InFlight("j1"))
+    fault = KillWorker(when=InFlight("j1"))
     fault.bind(SimpleNamespace(workers=SimpleNamespace(workers=list(workers))))
     return fault
 

@@ -10,6 +10,7 @@ import threading
 
 from harness import wait_until
 from harness.history import Event, Recorder, load
+from harness.history import vocabulary as v
 
 
 def lines(path) -> list[str]:
@@ -29,8 +30,8 @@ def test_each_record_is_a_complete_line_on_disk_at_once(tmp_path):
 
 def test_record_assigns_indexes_and_times(tmp_path):
     with Recorder(tmp_path / "h.jsonl") as recorder:
-        first = recorder.record("submit", "invoke", "submit", data={"project": "p"})
-        second = recorder.record("submit", "ok", "submit", job_id=7, t=first.t + 1, wall=5.0)
+        first = recorder.record(v.SUBMIT, "invoke", v.SUBMIT, data={"project": "p"})
+        second = recorder.record(v.SUBMIT, "ok", v.SUBMIT, job_id=7, t=first.t + 1, wall=5.0)
     assert (first.index, second.index) == (0, 1)
     assert second.job_id == "7" and second.wall == 5.0 and second.t == first.t + 1
 

@@ -55,3 +55,31 @@ def test_pytest_arguments_reach_every_run(monkeypatch):
     monkeypatch.setattr(subprocess, "Popen", FakePopen)
     matrix(["--jobquake-sqs", "localstack"])._pytest(["scenarios"], env={})
     assert seen[0][-2:] == ["--jobquake-sqs", "localstack"]
+
+
+def test_results_go_to_the_artifacts_folder_by_default(tmp_path, monkeypatch, capsys):
+    """Not into the project's sources (benchmarks/): under config ``artifacts``, or ``--out``."""
+    import json
+
+    import harness.mutation
+    from harness.cli import main
+    from harness.mutation import MutantResult, Outcome
+
+    class FakeMatrix:
+        def __init__(self, config, **kwargs):
+            self.mutants = {"bug": "a bug"}
+
+        def run(self):
+            found = Outcome(None, [], 0)
+            return found, [MutantResult("bug", "a bug", [("t::x", None)], Outcome("bug", ["t::x"], 1))]
+
+    monkeypatch.setattr(harness.mutation, "MutationMatrix", FakeMatrix)
+    (tmp_path / "pyproject.toml").write_text("[tool.jobquake]\nartifacts = 'out/evidence'\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JOBQUAKE_ARTIFACTS", raising=False)
+    main(["mutants"])
+    written = tmp_path / "out" / "evidence" / "mutants.json"
+    assert json.loads(written.read_text())["score"] == {"caught": 0, "total": 1}
+    assert f"results: {written}" in capsys.readouterr().out
+    main(["mutants", "--out", str(tmp_path / "elsewhere.json")])
+    assert (tmp_path / "elsewhere.json").exists()

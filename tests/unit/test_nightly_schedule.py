@@ -7,7 +7,7 @@ from harness.errors import ConfigError
 from harness.nightly.kinds import DEFAULT_KINDS, Target
 from harness.nightly.schedule import Schedule, draw, shard_seed
 
-TARGET = Target(workers=2, pause_services=("relay", "worker:0"), defences=("sweeper",),
+TARGET = Target(workers=2, pause_services=("relay", "worker1"), defences=("sweeper",),
                 pool_failpoint="submit.after_job_write", kill_failpoints=("task.claimed",))
 
 
@@ -56,3 +56,32 @@ def test_an_unknown_kind_is_refused_with_the_known_ones():
 def test_a_kind_with_nothing_to_aim_at_is_refused():
     with pytest.raises(ConfigError, match="defence_off"):
         draw(seed=1, duration=60, kinds=["defence_off"], target=Target())
+
+
+POISON = (("key", ["customer"]), ("table", "invoices"), ("values", {"customer": "bad", "amount": "-5"}))
+
+
+def test_poison_rows_come_with_a_sweep_workload_and_only_then():
+    poisoned = draw(seed=3, duration=120, kinds=["poison"], target=Target(poison=POISON), sweep_every=4)
+    assert poisoned.faults and poisoned.sweep_every == 4.0
+    assert all(f.spec == {"fault": "poison_row", "table": "invoices", "key": ["customer"],
+                          "values": {"customer": "bad", "amount": "-5"}} and not f.extends_bound
+               for f in poisoned.faults)
+    assert Schedule.from_json(poisoned.to_json()) == poisoned
+    assert "sweep_every" not in schedule(3).to_json()  # a schedule without a sweep reads as before
+
+
+def test_poison_needs_a_poison_row_declared():
+    with pytest.raises(ConfigError, match="poison"):
+        draw(seed=1, duration=60, kinds=["poison"], target=TARGET)
+
+
+def test_a_printed_scenario_with_a_sweep_judges_the_sweep():
+    from harness.nightly.scenario_writer import scenario_source
+
+    poisoned = draw(seed=3, duration=60, kinds=["poison"], target=Target(poison=POISON))
+    text = scenario_source(poisoned, invariant="sweep_complete", message="run 3 did not end")
+    assert '"sweep_complete"' in text and "sweep_every=5.0" in text and '"abandoned"' in text
+    compile(text, "scenario.py", "exec")
+    plain = scenario_source(schedule(3, duration=60), invariant="x", message="y")
+    assert "sweep_complete" not in plain and "sweep_every" not in plain

@@ -7,7 +7,7 @@ import anthropic
 import httpx
 import pytest
 
-from tests.unit.paidapi_support import ProviderBed, anthropic_client, paidapi_testbed
+from tests.common.paidapi import ProviderBed, anthropic_client, paidapi_testbed
 
 MODEL = "claude-3-5-haiku-latest"
 MESSAGES = [{"role": "user", "content": "Invoice #12, total $30"}]

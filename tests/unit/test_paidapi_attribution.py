@@ -10,7 +10,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.paidapi.attribution import CallKeyPattern, attribute, default_step
-from tests.unit.paidapi_support import ProviderBed, openai_client, paidapi_testbed
+from tests.common.paidapi import ProviderBed, openai_client, paidapi_testbed
 
 MESSAGES = [{"role": "user", "content": "summarise this"}]
 
@@ -117,9 +117,9 @@ def test_a_gate_holds_a_call_attributed_by_key(api: ProviderBed, client: openai.
     api.control.settings(call_key="sum:{job_id}:{step}")
     gate = api.control.gate(job_id="job-9", step="summary")
     pending: Future = api.pool.submit(chat, client, {"Idempotency-Key": "sum:job-9:summary"})
-    held = gate.wait_held(timeout=5)
+    held = gate.wait(timeout=5)
     assert (held["state"], pending.done()) == ("held", False)
-    gate.release()
+    gate.heal()
     assert pending.result(timeout=5).choices[0].message.content
     assert api.record(held["call_id"])["billed"] is True
 

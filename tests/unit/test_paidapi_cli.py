@@ -4,7 +4,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
@@ -53,10 +52,8 @@ def provider_process(tmp_path: Path) -> Iterator[PaidAPIProcess]:
 
 
 def test_starts_serves_logs_and_stops_on_sigterm(provider_process: PaidAPIProcess) -> None:
-    started = time.monotonic()
     with PaidAPIControl(provider_process.url, timeout=1.0) as control:
         wait_until(control.health, timeout=START_BOUND, what="paidapi answers /health")
-        assert time.monotonic() - started < START_BOUND
         assert control.settings()["seed"] == 3
 
         response = httpx.post(f"{provider_process.url}/v1/generate", json={"prompt": "p"},

@@ -11,7 +11,7 @@ import pytest
 from harness._ports import free_port, release_port
 from harness.errors import HarnessError, WaitTimeout
 from harness.paidapi.control import PaidAPIControl, PaidAPIError, PaidAPIWaitTimeout
-from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
+from tests.common.paidapi import ProviderBed, paidapi_testbed
 
 LONG_POLL = 30.0  # seconds; a wait that returns well before this returned on the event
 
@@ -35,7 +35,7 @@ def test_wait_returns_as_soon_as_the_call_appears(api: ProviderBed) -> None:
     record = waiting.result(timeout=10)
     assert record["job_id"] == "j" and record["state"] == "held"
     assert time.monotonic() - started < LONG_POLL / 3
-    gate.release()
+    gate.heal()
 
 
 def test_wait_times_out_with_408(api: ProviderBed) -> None:

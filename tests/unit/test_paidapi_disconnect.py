@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from harness._wait import wait_until
-from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
+from tests.common.paidapi import ProviderBed, paidapi_testbed
 
 
 @pytest.fixture
@@ -38,12 +38,12 @@ def client_gone(api: ProviderBed, call_id: int) -> bool:
 def test_a_held_call_whose_client_left_is_billed_on_release(api: ProviderBed) -> None:
     gate = api.control.gate(job_id="j")
     sock = send_raw_call(api.url, "j")
-    held = gate.wait_held(timeout=5)
+    held = gate.wait(timeout=5)
     sock.close()  # the worker dies while its model call is in flight
     wait_until(lambda: client_gone(api, held["call_id"]), timeout=5, what="client_gone recorded")
     assert api.record(held["call_id"])["billed"] is False
 
-    gate.release()
+    gate.heal()
     done = api.control.wait_for_call(job_id="j", state="done", timeout=5)
     assert (done["billed"], done["client_gone"], done["status"]) == (True, True, 200)
 

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
+from tests.common.paidapi import ProviderBed, paidapi_testbed
 
 MESSAGES = [{"role": "user", "content": "a document"}]
 CALLS = {  # route -> a minimal valid body
@@ -88,9 +88,9 @@ def test_slow_and_gates_delay_the_answer(api: ProviderBed, route: str, stream: b
     api.control.set_mode("slow", seconds=20, route=route)  # 0.2 s at the test time scale
     gate = api.control.gate(job_id="gated")
     pending = api.pool.submit(post, api, route, stream, 5.0, "gated")
-    held = gate.wait_held(timeout=5)
+    held = gate.wait(timeout=5)
     assert not pending.done()
-    gate.release()
+    gate.heal()
     assert pending.result(timeout=5).status_code == 200
     done = api.record(held["call_id"])
     assert done["billed"] is True and done["t_end"] - done["t_start"] >= 0.19

@@ -10,7 +10,7 @@ import pytest
 from harness._wait import wait_until
 from harness.paidapi.control import PaidAPIError
 from harness.paidapi.provider import CATEGORIES
-from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
+from tests.common.paidapi import ProviderBed, paidapi_testbed
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_concurrent_calls_are_counted(api: ProviderBed) -> None:
     wait_until(lambda: len(api.control.ledger(state="held")) == 3, timeout=5, what="3 held calls")
     assert api.control.stats()["in_flight"] == 3
 
-    gate.release()
+    gate.heal()
     assert [c.result(timeout=10).status_code for c in calls] == [200, 200, 200]
     stats = wait_until(lambda: (s := api.control.stats())["in_flight"] == 0 and s,
                        timeout=5, what="no call in flight")

@@ -6,7 +6,7 @@ from typing import Iterator
 import httpx
 import pytest
 
-from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
+from tests.common.paidapi import ProviderBed, paidapi_testbed
 
 
 @pytest.fixture
@@ -30,13 +30,14 @@ def test_same_key_replays_the_result_and_bills_once(api: ProviderBed) -> None:
 def test_concurrent_calls_with_one_key_share_one_generation(api: ProviderBed) -> None:
     gate = api.control.gate(job_id="j")
     first = api.call_in_background("p", job_id="j", key="k")
-    original = gate.wait_held(timeout=5)
+    original = gate.wait(timeout=5)
     second = api.call_in_background("p", job_id="j", key="k")
     waiting = api.control.wait_for_call(job_id="j", state="in_flight", after=original["call_id"],
                                         timeout=5)
     assert waiting["replay_of"] == original["call_id"]
 
-    gate.release()
+    # released, not healed: the gate stays listed with what it held
+    api.client.post(f"{api.url}/_jobquake/gates/{gate.gate_id}/release").raise_for_status()
     first_body, second_body = first.result(timeout=10).json(), second.result(timeout=10).json()
     assert first_body["output"] == second_body["output"]
     assert second_body["replayed"] is True
@@ -69,11 +70,11 @@ def test_a_call_waiting_on_a_failing_generation_fails_too(api: ProviderBed) -> N
     api.control.set_mode("fail", status=500, count=1, immediate=False)
     gate = api.control.gate(job_id="j")
     first = api.call_in_background(job_id="j", key="k")
-    original = gate.wait_held(timeout=5)
+    original = gate.wait(timeout=5)
     second = api.call_in_background(job_id="j", key="k")
     api.control.wait_for_call(job_id="j", after=original["call_id"], timeout=5)
 
-    gate.release()
+    gate.heal()
     assert (first.result(timeout=10).status_code, second.result(timeout=10).status_code) == (500, 500)
     assert api.control.billed() == []
     assert [r["replay_of"] for r in api.control.ledger()] == [None, original["call_id"]]

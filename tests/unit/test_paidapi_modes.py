@@ -9,7 +9,7 @@ import pytest
 
 from harness._wait import wait_until
 from harness.paidapi.control import PaidAPIError
-from tests.unit.paidapi_support import ProviderBed, paidapi_testbed
+from tests.common.paidapi import ProviderBed, paidapi_testbed
 
 NO_ANSWER_BOUND = 0.3  # seconds a hung call must stay unanswered in these tests
 

@@ -6,7 +6,7 @@ from typing import Iterator
 import openai
 import pytest
 
-from tests.unit.paidapi_support import ProviderBed, openai_client, paidapi_testbed
+from tests.common.paidapi import ProviderBed, openai_client, paidapi_testbed
 
 MESSAGES = [{"role": "system", "content": "Classify the document."},
             {"role": "user", "content": "Invoice #12, total $30"}]

@@ -7,7 +7,7 @@ import httpx
 import openai
 import pytest
 
-from tests.unit.paidapi_support import ProviderBed, openai_client, paidapi_testbed
+from tests.common.paidapi import ProviderBed, openai_client, paidapi_testbed
 
 MESSAGES = [{"role": "user", "content": "a document"}]
 

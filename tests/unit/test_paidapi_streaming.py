@@ -7,7 +7,7 @@ import anthropic
 import openai
 import pytest
 
-from tests.unit.paidapi_support import ProviderBed, anthropic_client, openai_client, paidapi_testbed
+from tests.common.paidapi import ProviderBed, anthropic_client, openai_client, paidapi_testbed
 
 MESSAGES = [{"role": "user", "content": "a document"}]
 
@@ -36,7 +36,7 @@ def test_a_gated_stream_sends_nothing_until_released(api: ProviderBed) -> None:
     with openai_client(api, timeout=0.3) as client, pytest.raises(openai.APITimeoutError):
         client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, stream=True,
                                        extra_headers={"X-Job-Id": "g"})
-    gate.release()
+    gate.heal()
 
 
 def test_a_chat_stream_failing_after_it_opened_ends_with_an_error(api: ProviderBed) -> None:

@@ -5,8 +5,8 @@ import json
 
 from harness.checks.done_steps import no_paid_call_for_done_step
 from harness.checks.dead_attempts import no_effect_from_dead_attempt
-from harness.history import History
-from harness.history.derive import attempt_deaths
+from harness.evidence import StateChange, attempt_deaths
+from harness.history import History, events_from_attempt_deaths, events_from_state_log
 from harness.history.event import Event
 from harness.leaks import LEAKED_TO_LATER, created_jobs, leaked_to_later, no_work_from_earlier_tests, without_leaks
 from harness.pending import PendingWork, Settler
@@ -134,9 +134,11 @@ def test_a_step_counts_as_done_from_its_commit():
 
 
 def test_an_attempt_is_dead_from_the_commit_that_declared_it():
-    states = [Event(0, t, t, "job", "ok", "state", "j", a, {"state": s, "attempt": a, "committed_t": c})
-              for t, s, a, c in [(0, "queued", 0, 0), (1, "running", 1, 1), (5, "queued", 1, 8)]]
-    deaths = attempt_deaths(states, ("done",))
+    changes = [StateChange(log_id=t, job_id="j", op="UPDATE", t=t, wall=t, txid=t, state=s, attempt=a,
+                           committed_at=c, committed_t=c)
+               for t, s, a, c in [(0, "queued", 0, 0), (1, "running", 1, 1), (5, "queued", 1, 8)]]
+    states = events_from_state_log(changes)
+    deaths = events_from_attempt_deaths(attempt_deaths(changes, ("done",)))
     assert deaths[0].data["committed_t"] == 8
     # attempt 1 called at 6: after the requeue statement, before its commit made the fence visible
     early = History([*states, *deaths, call(6)])

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from harness.proxy import ProxyServer
-from tests.unit.proxy_support import echo, proxy_server, refused, round_trip  # noqa: F401  (fixtures)
+from tests.common.proxy import echo, proxy_server, refused, round_trip  # noqa: F401  (fixtures)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.proxy import Proxy, ProxyAPIError, ProxyClient, ProxyServer, Toxic
-from tests.unit.proxy_support import (  # noqa: F401  (fixtures)
+from tests.common.proxy import (  # noqa: F401  (fixtures)
     client,
     echo,
     elapsed_since,

@@ -6,7 +6,7 @@ import time
 from harness._ports import free_port, release_port
 from harness._wait import wait_until
 from harness.proxy import ProxyClient, ProxyServer
-from tests.unit.proxy_support import (  # noqa: F401  (fixtures)
+from tests.common.proxy import (  # noqa: F401  (fixtures)
     client,
     connect,
     echo,

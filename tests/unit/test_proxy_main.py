@@ -14,7 +14,7 @@ import pytest
 from harness._ports import free_port, release_port
 from harness._wait import wait_until
 from harness.proxy import ProxyClient
-from tests.unit.proxy_support import echo, round_trip  # noqa: F401  (fixtures)
+from tests.common.proxy import echo, round_trip  # noqa: F401  (fixtures)
 
 STARTUP_BOUND = 5.0  # seconds; it starts in a fraction of one on an idle machine
 

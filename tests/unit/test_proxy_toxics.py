@@ -10,7 +10,7 @@ import pytest
 from harness._wait import wait_until
 from harness.proxy import ProxyClient
 from harness.proxy.stages import slice_bounds
-from tests.unit.proxy_support import (  # noqa: F401  (fixtures)
+from tests.common.proxy import (  # noqa: F401  (fixtures)
     client,
     connect,
     echo,

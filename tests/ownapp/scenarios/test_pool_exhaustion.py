@@ -21,10 +21,10 @@ MARGIN = 10.0
 @pytest.mark.jobquake(settle=False)  # settled below
 def test_a_job_is_run_although_the_pool_ran_dry_right_after_its_write(jq, app):
     if SWEEPER:
-        jq.stack.processes[SWEEPER].stop()
+        jq.faults.stop_service(SWEEPER)
     dry = jq.faults.exhaust_pool(at="sqlalchemy.after_commit", match=app.submitter_match(),
                                  timeout=HOLD_AT_MOST)
     app.submit_job(1)
-    dry.wait_triggered(timeout=MARGIN)  # the pool really was emptied, in the submitting process
+    dry.wait(timeout=MARGIN)  # the pool really was emptied, in the submitting process
     dry.heal()
     jq.settle(timeout=MARGIN)  # then the invariants judge

@@ -24,7 +24,7 @@ def test_a_job_past_its_soft_limit_ends_before_the_hard_limit(jq, app):
     if HARD_LIMIT_VAR is None:
         pytest.skip("TODO(jobquake init): set HARD_LIMIT_VAR and HARD_LIMIT in scenarios/test_soft_limit.py")
     if SWEEPER:
-        jq.stack.processes[SWEEPER].stop()
+        jq.faults.stop_service(SWEEPER)
     jq.faults.failpoint("http.before_paid_call", "hang")  # every paid call waits here until healed
     app.submit_job(1)
     # settled here, just past the hard limit, with the calls still held: healing would let them go,

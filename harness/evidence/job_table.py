@@ -1,22 +1,21 @@
-"""What the harness reads back from the app's database: the job table and its state log.
+"""The app's job table, as config names it: checked, snapshotted, counted, and its state log read.
 
-The job table is the app's, named in config; the harness only reads it,
-apart from the state-log trigger it installs once in the template database
-(so every per-test copy records every state change, however short).
+The job table is the app's; the harness only reads it, apart from the
+state-log trigger ``prepare_template`` installs once in the template
+database (so every per-test copy records every state change, however short).
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import psycopg
 from psycopg import sql
 
-from harness.checks.snapshot import JobRow, Snapshot
 from harness.config import Config
 from harness.errors import ConfigError
-from harness.history.state_log import StateLogConfig, install_sql, read_state_log
+from harness.evidence.snapshot import JobRow, Snapshot
+from harness.evidence.state_log import StateChange, StateLogConfig, install_sql, read_state_log
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,17 @@ class JobTable:
                 return 0
             return conn.execute(query, (list(self.terminal_states),)).fetchone()[0]
 
-    def state_events(self, dsn: str) -> list[Any]:
+    def state_changes(self, dsn: str) -> list[StateChange]:
+        """Every row of the state log (none where the trigger was never installed)."""
         log = self.state_log()
         with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
             return read_state_log(conn, 0, log) if self._exists(conn, log.log_table) else []
+
+
+def prepare_template(config: Config, dsn: str) -> None:
+    """Right after the app's schema is made in the template database: check that config's job table
+    and columns exist (a ConfigError naming the key and what exists), then install the state-log
+    trigger, so every copy of the template records its jobs' state changes."""
+    jobs = JobTable.from_config(config)
+    jobs.check(dsn)
+    jobs.install_state_log(dsn)

@@ -5,25 +5,35 @@ attempt is declared dead the moment the job leaves it behind: another
 attempt claims the job (the number goes up), or the job goes back to the
 state it started in (re-queued by a sweeper, a visibility cap, a retry).
 From then on the dead attempt must have no effect; the checker
-``no_effect_from_dead_attempt`` holds the app to that.
+``no_effect_from_dead_attempt`` holds the app to that
+(``harness.history.converters.events_from_attempt_deaths`` makes them events).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
-from harness.history import vocabulary as v
-from harness.history.event import OK, UNINDEXED, Event
-from harness.history.timing import COMMITTED_AT, COMMITTED_T
+from harness.evidence.state_log import StateChange
 
 
-def attempt_deaths(events: Iterable[Event], terminal_states: Iterable[str]) -> list[Event]:
-    """``job ok attempt_dead`` events, one per (job, attempt) left behind, at the moment it was."""
+@dataclass(frozen=True)
+class AttemptDeath:
+    """Attempt ``attempt`` of ``job_id`` was left behind by ``change`` (``by`` says how)."""
+
+    job_id: str
+    attempt: int
+    by: str
+    change: StateChange  # the write that declared it: the fence is up for others once it commits
+
+
+def attempt_deaths(changes: Iterable[StateChange], terminal_states: Iterable[str]) -> list[AttemptDeath]:
+    """One death per (job, attempt) left behind, at the change that left it, in time order."""
     terminal = set(terminal_states)
     initial: dict[str, str] = {}
     live: dict[str, int] = {}  # job -> attempt currently running
-    deaths: list[Event] = []
-    for event in sorted((e for e in events if e.source == v.JOB and e.name == v.STATE), key=lambda e: e.t):
-        job, state, attempt = event.job_id, event.data.get("state"), event.data.get("attempt")
+    deaths: list[AttemptDeath] = []
+    for change in sorted((c for c in changes if not c.deleted), key=lambda c: c.t):
+        job, state, attempt = change.job_id, change.state, change.attempt
         if job is None or state is None:
             continue
         initial.setdefault(job, state)
@@ -32,10 +42,7 @@ def attempt_deaths(events: Iterable[Event], terminal_states: Iterable[str]) -> l
             (attempt is not None and attempt != current) or state == initial[job])
         if left_behind:
             reason = "requeued" if state == initial[job] else f"attempt {attempt} claimed the job"
-            # the fence is up for others once the declaring write commits: keep its commit time
-            committed = {k: event.data[k] for k in (COMMITTED_T, COMMITTED_AT) if k in event.data}
-            deaths.append(Event(UNINDEXED, event.t, event.wall, v.JOB, OK, v.ATTEMPT_DEAD, job, current,
-                                {"attempt": current, "by": reason, **committed}))
+            deaths.append(AttemptDeath(job, current, reason, change))
             live.pop(job)
         if state in terminal or state == initial[job]:
             live.pop(job, None)

@@ -3,12 +3,11 @@
 Configured queues with their redrive policy, a message that moves to the
 dead-letter queue after ``max_receives`` deliveries, a visibility timeout
 that hides a received message, and a reset that leaves only the configured
-queues, empty. The docker backend's tests reuse these with containers.
+queues, empty. On both backends (``backend``: process, docker).
 """
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -16,28 +15,17 @@ from harness._ports import free_port, release_port
 from harness._wait import wait_until
 from harness.errors import ServiceError
 from harness.stack.localstack import LocalStackSQS, localstack_installed
-from harness.stack.sqs import QueueSpec, SQSService
+from tests.common.services import NO_LOCALSTACK, discard, sqs_server as make_sqs
 
 pytestmark = pytest.mark.integration
 
-QUEUES = [QueueSpec("dlq"), QueueSpec("jobs", 5, "dlq", 3)]
-NO_LOCALSTACK = "LocalStack is not installed: pip install 'jobquake[localstack]'"
-
-
-def make_sqs(kind: str, workdir: Path) -> SQSService:
-    if kind == "localstack" and not localstack_installed():
-        pytest.skip(NO_LOCALSTACK)
-    cls = LocalStackSQS if kind == "localstack" else SQSService
-    return cls("sqs", port=free_port(), workdir=workdir, queues=list(QUEUES))
-
 
 @pytest.fixture(scope="module", params=["moto", "localstack"])
-def sqs_server(request, tmp_path_factory):
-    svc = make_sqs(request.param, tmp_path_factory.mktemp(request.param))
+def sqs_server(request, backend, tmp_path_factory):
+    svc = make_sqs(backend, request.param, tmp_path_factory.mktemp(request.param))
     svc.start()
     yield svc
-    svc.stop()
-    release_port(svc.port)
+    discard(svc)
 
 
 @pytest.fixture

@@ -1,15 +1,10 @@
-"""The Service contract, checked with the very tests the process backend passes, on containers."""
+"""What only the docker backend does with a service: its container, labelled, removed or kept.
+
+The Service contract itself runs on both backends in ``tests/contract/``.
+"""
 from __future__ import annotations
 
 import pytest
-
-from tests.integration.test_service_contract import (  # noqa: F401 - collected here with the docker fixture
-    test_kill_ends_the_whole_group_and_restart_answers_again,
-    test_kill_of_a_stopped_service_is_a_clear_error,
-    test_pause_stops_answers_until_resume,
-    test_started_service_is_ready_and_logs,
-    test_stop_leaves_no_process_and_is_idempotent,
-)
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,4 @@
-"""The Service contract, checked the same way against every service of the process backend."""
+"""The Service contract, checked the same way against every service of both backends (``backend``)."""
 from __future__ import annotations
 
 import signal
@@ -6,7 +6,7 @@ import signal
 import pytest
 
 from harness._wait import wait_until
-from tests.integration.conftest import alive, family
+from tests.common.processes import alive, family
 
 pytestmark = pytest.mark.integration
 

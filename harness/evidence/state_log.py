@@ -14,8 +14,8 @@ dated after the call by both::
 
     conn.execute(install_sql(StateLogConfig(table="jobs", reason_column="error")))
     ...
-    events = read_state_log(conn, since_id=last_seen)   # job/state events
-    last_seen = last_log_id(events, default=last_seen)
+    changes = read_state_log(conn, since_id=last_seen)   # StateChange rows
+    last_seen = last_log_id(changes, default=last_seen)
 
 Which attempt made a write: the app (or the harness's instrumentation, from
 the running Celery task) sets ``SET LOCAL jobquake.attempt = '<n>'`` in each
@@ -26,9 +26,10 @@ Names come from the app's config, so every identifier is validated and
 quoted (``psycopg.sql.Identifier``) before it enters generated SQL.
 ``read_state_log`` converts ``changed_at`` to monotonic time with the offset
 ``time.monotonic() - time.time()`` measured when it reads; ``wall`` keeps the
-database's time. An event's ``t`` is the statement time; ``data`` holds
-``committed_at`` (wall) and ``committed_t`` (monotonic), absent when the
-server does not track commit times (``harness.history.timing`` picks one).
+database's time. A change's ``t`` is the statement time; ``committed_at``
+(wall) and ``committed_t`` (monotonic) are None when the server does not
+track commit times. ``harness.history.converters.events_from_state_log``
+turns the rows into ``job`` events (``harness.history.timing`` picks a time).
 """
 from __future__ import annotations
 
@@ -40,9 +41,6 @@ from typing import Any
 from psycopg import sql
 
 from harness.errors import ConfigError
-from harness.history import vocabulary as v
-from harness.history.event import OK, UNINDEXED, Event
-from harness.history.timing import committed_data
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 DEFAULT_LOG_TABLE = "jobquake_state_log"
@@ -180,31 +178,47 @@ def _fetch(conn: Any, query: str, since_id: int) -> list[tuple]:
     return list(conn.execute(query, {"since": since_id}).fetchall())
 
 
-def read_state_log(conn: Any, since_id: int = 0, cfg: StateLogConfig | None = None) -> list[Event]:
-    """Log rows after ``since_id`` as ``job`` events, in log order.
+@dataclass(frozen=True)
+class StateChange:
+    """One row of the state log: a job's state, reason or attempt changed, or its row was deleted."""
+
+    log_id: int
+    job_id: str
+    op: str  # INSERT / UPDATE / DELETE
+    t: float  # statement time, monotonic (this machine's clock)
+    wall: float  # statement time, as the database dated it
+    txid: int
+    state: str | None = None
+    reason: str | None = None
+    attempt: int | None = None
+    writer_attempt: int | None = None  # the attempt the writing transaction said it was (jobquake.attempt)
+    committed_at: float | None = None  # commit time (wall), when the server tracks it
+    committed_t: float | None = None  # the same, monotonic
+
+    @property
+    def deleted(self) -> bool:
+        return self.op == "DELETE"
+
+
+def read_state_log(conn: Any, since_id: int = 0, cfg: StateLogConfig | None = None) -> list[StateChange]:
+    """Log rows after ``since_id``, in log order.
 
     ``conn``: a psycopg connection, or a SQLAlchemy Connection whose driver is
-    psycopg. Each event's data holds ``log_id`` (pass the last one as the next
-    ``since_id``, see ``last_log_id``), ``txid``, ``op`` (INSERT / UPDATE /
-    DELETE) and, where tracked, the commit time.
+    psycopg. Pass the last row's ``log_id`` as the next ``since_id`` (see
+    ``last_log_id``).
     """
     rows = _fetch(conn, _select_sql(cfg or StateLogConfig()), since_id)
     offset = time.monotonic() - time.time()
-    events = []
+    changes = []
     for log_id, job_id, state, reason, attempt, op, epoch, txid, writer, committed in rows:
-        data: dict[str, Any] = {"log_id": log_id, "txid": txid, "op": op}
-        if writer is not None:  # the app (or the instrumentation) said which attempt wrote
-            data["writer_attempt"] = writer
-        data.update(committed_data(committed, offset))
-        if op == "DELETE":
-            name = v.DELETED
-        else:
-            name = v.STATE
-            data.update(state=state, reason=reason, attempt=attempt)
-        events.append(Event(UNINDEXED, epoch + offset, epoch, v.JOB, OK, name, job_id, attempt, data))
-    return events
+        kept = {} if op == "DELETE" else {"state": state, "reason": reason, "attempt": attempt}
+        changes.append(StateChange(
+            log_id=log_id, job_id=job_id, op=op, t=epoch + offset, wall=epoch, txid=txid,
+            writer_attempt=writer, committed_at=committed,
+            committed_t=None if committed is None else committed + offset, **kept))
+    return changes
 
 
-def last_log_id(events: list[Event], default: int = 0) -> int:
-    """The highest ``log_id`` among state-log events (``default`` when there are none)."""
-    return max((int(e.data["log_id"]) for e in events if "log_id" in e.data), default=default)
+def last_log_id(changes: list[StateChange], default: int = 0) -> int:
+    """The highest ``log_id`` among ``changes`` (``default`` when there are none)."""
+    return max((change.log_id for change in changes), default=default)

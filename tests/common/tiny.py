@@ -23,7 +23,7 @@ def submit(run: Run, job_id: str, finish: bool = True) -> None:
     """Write a job row and enqueue its task, as the tiny app's API would."""
     with psycopg.connect(run.database_dsn, autocommit=True) as conn:
         conn.execute("INSERT INTO jobs (id, state) VALUES (%s, 'queued')", (job_id,))
-    run.history.record("submit", "ok", "submit", job_id=job_id, data={"status": 202, "job_id": job_id})
+    run.record.submission(job_id, status=202)
     Celery(broker=run.redis_url).send_task("tiny.work", args=[job_id, finish])
 
 

@@ -1,0 +1,37 @@
+"""Evidence read back from the app's database: its job table, a final snapshot of it, its state log.
+
+The layer below ``history`` and ``checks``: it imports only ``config`` and
+``errors`` (``tests/quality/test_layers.py`` holds it to that), and speaks
+in its own rows; ``harness.history.converters`` turns them into events.
+
+* ``JobTable`` (``job_table.py``): the app's job table as config names it:
+  ``check(dsn)``, ``snapshot(dsn)``, ``pending(dsn)``, ``state_changes(dsn)``;
+  ``prepare_template(config, dsn)``: check the table and install the
+  state-log trigger right after the app's schema is made.
+* ``Snapshot``, ``JobRow`` (``snapshot.py``): every job row at the end of a
+  run, saved as ``snapshot.json``; ``DEFAULT_TERMINAL_STATES``.
+* ``StateLogConfig``, ``install_sql``, ``uninstall_sql``, ``read_state_log``,
+  ``StateChange``, ``last_log_id`` (``state_log.py``): every change of a
+  job's state, however short, captured by a Postgres trigger.
+* ``attempt_deaths(changes, terminal_states)``, ``AttemptDeath``
+  (``derive.py``): attempts the job left behind, from the state log.
+"""
+from __future__ import annotations
+
+from harness.evidence.derive import AttemptDeath, attempt_deaths
+from harness.evidence.job_table import JobTable, prepare_template
+from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, JobRow, Snapshot
+from harness.evidence.state_log import (
+    StateChange,
+    StateLogConfig,
+    install_sql,
+    last_log_id,
+    read_state_log,
+    uninstall_sql,
+)
+
+__all__ = [
+    "DEFAULT_TERMINAL_STATES", "AttemptDeath", "JobRow", "JobTable", "Snapshot", "StateChange",
+    "StateLogConfig", "attempt_deaths", "install_sql", "last_log_id", "prepare_template",
+    "read_state_log", "uninstall_sql",
+]

@@ -1,0 +1,102 @@
+"""A worker freezes mid-call, and a message arrives twice while its job runs: one attempt at a time.
+
+Two ways a second attempt can meet a first one that is still alive, on the
+Celery path with the sweeper on:
+
+* **a frozen worker** (``pause_service``: SIGSTOP, as a long GC pause or a
+  frozen VM would): its job stops heartbeating, so the sweeper declares
+  attempt 1 dead and sends the job again; attempt 2 runs on the other
+  worker and finishes. When the frozen worker wakes up, attempt 1 must
+  change nothing. Bug ``sweeper-judges-by-start-time``: the sweeper calls a
+  job abandoned when it *started* long ago, so it also takes attempt 2 away
+  while attempt 2 is working, then attempt 3, and the job ends with a person.
+* **a duplicate message**: the relay's write marking a job's message sent
+  fails after the send, and its next pass sends it again while the job is
+  running. Right: the second delivery finds the job in the hands of
+  a live attempt (fresh heartbeat) and leaves it. Bug
+  ``claim-steals-live-job``: any delivery claims a running job: attempt 2
+  takes it over and attempt 1's work is thrown away.
+
+``no_overlapping_attempts`` judges from the provider's ledger and the
+job's state log, the global invariants the rest. Both bugs mostly show in
+the outcome, not as an overlap (the fence stops the older attempt before
+it shows life again): each scenario asserts the outcome it expects.
+"""
+from __future__ import annotations
+
+import pytest
+
+from harness import wait_until
+from harness.faults._proc import process_tree
+from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK
+from refapp.submit import job_id_for
+from scenarios import sqs_support as sqs
+
+MARGIN = 10.0  # seconds a wait may take on a busy machine
+DOCUMENTS = [f"page {i} of the annual report" for i in range(5)]
+
+
+def worker_holding_a_call_of(jq, job_id: str) -> str:
+    """The name of the worker whose process tree made the job's call now in flight at the provider."""
+    call = jq.paidapi.wait_for_call(job_id, state="in_flight", timeout=MARGIN)
+    for worker in jq.workers.workers:
+        if call["caller_pid"] in process_tree(worker.pid):
+            return worker.name
+    raise AssertionError(f"no worker's process tree holds pid {call['caller_pid']} (call {call['call_id']})")
+
+
+# No invariant here sees sweeper-judges-by-start-time reliably: the overlap shows only when attempt 3
+# starts while attempt 2's call is in flight, and more often the fence stops attempt 2 first. What
+# shows is the outcome (a rescued job handed to a person), which only the assert below names.
+@pytest.mark.jobquake(checks=["no_overlapping_attempts"])
+def test_a_frozen_workers_job_is_finished_by_another_and_the_frozen_one_changes_nothing(jq, refapp):
+    """The worker running a five-document job freezes mid-call; the sweeper rescues the job.
+
+    Slow model calls (0.6 of the deadline each) make the job outlast the
+    stale-heartbeat bound, frozen or not: only a sweeper that reads the
+    heartbeat leaves the running attempts alone.
+    """
+    sqs.slow_model_calls(jq, 0.6)  # the only job of this scenario
+    job_id = job_id_for("p-frozen", "report.pdf")
+    assert refapp.submit(DOCUMENTS, project="p-frozen", file="report.pdf") == job_id
+
+    frozen = jq.faults.pause_service(worker_holding_a_call_of(jq, job_id))
+    # its heartbeat goes stale, the sweeper sends the job again, the other worker finishes it
+    bound = sqs.budget(jq, "heartbeat_stale") + len(DOCUMENTS) * sqs.model_deadline(jq) + MARGIN
+    job = refapp.wait_for(job_id, timeout=bound)
+    frozen.heal()  # attempt 1 wakes up, fenced out
+    assert (job["state"], job["attempt"]) == ("done", 2), job
+
+
+# No invariant here sees claim-steals-live-job: the stolen attempt 1 is fenced out at its next write
+# or paid call, so it shows no sign of life after attempt 2 starts; what shows is the outcome (the job
+# finished by attempt 2, attempt 1's work thrown away), which only the assert below names.
+@pytest.mark.jobquake(checks=["no_overlapping_attempts"])
+def test_a_message_delivered_again_while_its_job_runs_leaves_the_running_attempt_alone(jq, refapp):
+    """The relay sends a running job's message a second time; the live attempt keeps the job.
+
+    The relay's write marking the row sent fails once, after the send (the
+    database went away between the two): the row is still unsent, and the
+    relay's next pass sends it again. Attempt 1 is held before its second
+    document (alive: its heartbeat beats) until the second delivery has been
+    handled, so the duplicate certainly meets a running job.
+    """
+    job_id = job_id_for("p-twice-running", "report.pdf")
+    held = jq.faults.failpoint("task.item", "hang", once=True, match={"job_id": job_id, "attempt": 1, "item": 1})
+    marks = {w.name: w.log_offset() for w in jq.workers.workers}
+    jq.faults.failpoint(RELAY_BETWEEN_SEND_AND_MARK, "raise", once=True, match={"job_id": job_id},
+                        exception="sqlalchemy.exc.OperationalError")
+    assert refapp.submit(DOCUMENTS, project="p-twice-running", file="report.pdf") == job_id
+
+    held.wait(timeout=MARGIN)  # attempt 1 is running, and holds on
+    wait_until(lambda: refapp.job(job_id)["attempt"] > 1 or left_alone(jq, marks),
+               timeout=MARGIN, what="the second delivery to be handled")
+    held.heal()
+
+    job = refapp.wait_for(job_id, timeout=MARGIN)
+    assert (job["state"], job["attempt"]) == ("done", 1), job
+
+
+def left_alone(jq, marks: dict[str, int]) -> bool:
+    """A worker logged that a delivery found the job in a live attempt's hands (refapp: "in hand")."""
+    return any("in hand" in w.logs_since(marks.get(w.name, 0)) for w in jq.workers.workers)
