@@ -135,7 +135,7 @@ def reasons_match_evidence(history: History, snapshot: Snapshot | None) -> Resul
                                "why": why, "at": history.relative(event.t)})
     if violations:
         f = violations[0]
-        return invalid_result(NAME, f"{len(violations)} reason(s) disagree with the attempts that ran; first: "
+        return invalid_result(NAME, f"{len(violations)} reason(s) disagree with the evidence; first: "
                               f"job {f['job_id']} ({f['state']}) {f['why']}: {f['reason']!r}", violations,
                               judged=len(judged))
     if not judged:

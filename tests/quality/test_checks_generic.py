@@ -199,7 +199,7 @@ def test_blocked_time_within_the_declared_bound_is_valid():
 
 
 def test_many_deadlines_in_a_row_past_the_bound_are_invalid():
-    b = retries_around_a_hang(6, 1.0)  # each call honours a 1 s deadline; six of them do not fit 3 s
+    b = retries_around_a_hang(6, 1.0)  # each call honours a 1 s deadline; six of them do not fit 3 s (+ slack)
     limits(b, step_blocked=3.0)
     result = verdict(end_to_end_deadline, b)
     assert result.valid is False
@@ -226,6 +226,16 @@ def test_retries_inside_one_attempt_past_the_attempt_bound_are_invalid():
     result = verdict(end_to_end_deadline, b)
     assert result.valid is False and result.counterexample[0]["scope"] == "attempt"
     assert "per attempt" in result.message
+
+
+def test_a_call_whose_worker_was_killed_counts_only_until_the_kill():
+    b = HistoryBuilder()
+    b.call("j1", 0.0, 5.0, attempt=1, step="s")  # the provider finished for nobody at 5 s
+    b.fault("kill_worker", 0.4, None)
+    b.call("j1", 6.0, 6.5, attempt=2, step="s")
+    limits(b, step_blocked=3.0, attempt_blocked=1.0)
+    result = verdict(end_to_end_deadline, b)
+    assert result.valid is True
 
 
 def test_no_bound_is_unknown():
