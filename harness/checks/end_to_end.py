@@ -32,7 +32,7 @@ from harness.checks.needs import PAID_CALLS, Missing, Need
 from harness.checks.paid_calls import PaidCall, calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.checks.snapshot import Snapshot
+from harness.evidence import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import INVOKE
 from harness.history.history import History

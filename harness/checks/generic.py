@@ -22,7 +22,7 @@ from harness.checks.provenance import SAVED_RESULTS, results_have_provenance
 from harness.checks.reasons import QUOTED_ATTEMPTS, reasons_match_evidence
 from harness.checks.result import Result
 from harness.checks.runner import Checker, checker_name
-from harness.checks.snapshot import Snapshot
+from harness.evidence import Snapshot
 from harness.checks.writer_attempt import WRITERS, writes_by_current_attempt
 from harness.history import vocabulary as v
 from harness.history.history import History

@@ -29,7 +29,7 @@ from harness.checks.end_to_end import declared_limits
 from harness.checks.needs import Missing, Need
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.checks.snapshot import Snapshot
+from harness.evidence import Snapshot
 from harness.history.history import History
 
 NAME = "limits_nest"

@@ -22,7 +22,7 @@ from typing import Any
 from harness.checks.needs import PAID_CALLS, Missing, Need
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.checks.snapshot import Snapshot
+from harness.evidence import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import INVOKE, OK, Event
 from harness.history.history import History
