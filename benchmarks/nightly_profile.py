@@ -13,7 +13,6 @@ Writes ``benchmarks/results/nightly_profile.json``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -24,12 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import config as cfg  # noqa: E402
 from harness.nightly.progress import PlainProgress  # noqa: E402
 from harness.nightly.report import summary  # noqa: E402
 from harness.nightly.runner import NightlyRunner  # noqa: E402
 from harness.nightly.schedule import draw  # noqa: E402
 from harness.nightly.settings import NightlySettings  # noqa: E402
+from nightly import app_config  # noqa: E402  (benchmarks/nightly.py, this script's folder)
 
 RESULTS = ROOT / "benchmarks" / "results" / "nightly_profile.json"
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -83,16 +82,6 @@ def by_group(table: dict[int, tuple[int, str, float]], pids: set[int]) -> dict[s
             _, cmd, cpu = table[pid]
             totals[group_of(cmd)] += cpu
     return totals
-
-
-def app_config(args: argparse.Namespace) -> cfg.Config:
-    """refapp's configuration, with the worker count and concurrency asked for."""
-    cli = {"seed": args.seed, "workers": args.workers, "time_scale": args.time_scale}
-    config = cfg.resolve(cli=cli, pyproject=ROOT / "pyproject.toml")
-    if args.worker_concurrency:
-        env = {**config.env, "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
-        config = dataclasses.replace(config, env=env)
-    return config
 
 
 def main() -> int:
