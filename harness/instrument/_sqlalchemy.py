@@ -12,11 +12,11 @@ exhausted there leaves the app's next checkout to time out. Firing at the
 commit itself would be too early: the committing connection is still
 checked out, and would go back to the pool right after.
 
-Inside a Celery task, each transaction on Postgres first says which attempt
-makes it (``set_config('jobquake.attempt', n, true)``, local to the
-transaction), so the harness's state-log trigger records the writing
-attempt of every change even in an app that never heard of it. An app that
-sets the value itself later in the transaction overrides it.
+Which attempt made a write (the session setting ``jobquake.attempt`` the
+state-log trigger records) is left to the app: Celery's delivery count is not
+the app's own attempt number (an app that claims a job by raising its attempt
+column, or a sweeper that re-sends it, numbers attempts its own way), so
+saying it for the app would make a correct app's writes look late.
 """
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ import weakref
 from typing import Any
 
 from harness.failpoints import _registry
-from harness.instrument import _context
 from harness.instrument._fire import fire
 
 DEFAULT = "db_engine"
@@ -58,29 +57,8 @@ def install(sqlalchemy: Any) -> None:
     committed: weakref.WeakSet[Any] = weakref.WeakSet()
     event.listen(Engine, "engine_connect", lambda conn, *a: engines.saw(conn.engine))
     event.listen(Engine, "commit", committed.add)
-    event.listen(Engine, "begin", _attempt_pending)
-    event.listen(Engine, "before_cursor_execute", _say_attempt)
     _after_close(Connection, committed, engines)
     _before_checkout(Pool)
-
-
-ATTEMPT_PENDING = "jobquake_attempt_pending"
-
-
-def _attempt_pending(conn: Any) -> None:
-    """A transaction begins: remember the running task's attempt, to be said at its first statement."""
-    job = _context.current()
-    if job is not None and job.attempt is not None and conn.dialect.name == "postgresql":
-        conn.info[ATTEMPT_PENDING] = int(job.attempt)
-
-
-def _say_attempt(conn: Any, cursor: Any, statement: Any, parameters: Any, context: Any,
-                 executemany: bool) -> None:
-    """Before the transaction's first statement: set ``jobquake.attempt`` for this transaction only."""
-    attempt = conn.info.pop(ATTEMPT_PENDING, None)
-    if attempt is not None:
-        # an int, formatted by us: no quoting question; the driver's own paramstyle is not needed
-        cursor.execute(f"SELECT set_config('jobquake.attempt', '{int(attempt)}', true)")
 
 
 def _after_close(connection_cls: Any, committed: Any, engines: EngineRegistry) -> None:

@@ -142,14 +142,12 @@ def test_a_raise_at_before_publish_reaches_the_publisher(plain):
     assert item(plain, "item-7")["status"] == "new"  # written, never enqueued
 
 
-def test_each_state_change_a_task_makes_names_its_attempt(plain):
+def test_an_app_that_does_not_say_its_attempt_gets_no_writer_attempt(plain):
+    # Celery's delivery count is not the app's attempt number: the harness does not say it for the app
     submit(plain, "plain.retried", "item-9")
     wait_status(plain, "item-9", "finished")
     plain.settle(10)  # raises SettleTimeout at the bound
     history, _ = plain._collect()
-    changes = [(e.data["state"], e.data.get("writer_attempt")) for e in history
+    writers = [e.data.get("writer_attempt") for e in history
                if e.source == "job" and e.name == "state" and e.job_id == "item-9"]
-    # the submitter inserts the row outside any task (no writer); each run of the task says which it is
-    assert changes[0][1] is None
-    assert {writer for _, writer in changes[1:]} == {1, 2}
-    assert changes[-1] == ("finished", 2)
+    assert len(writers) >= 3 and set(writers) == {None}
