@@ -66,10 +66,11 @@ def app_config(args: argparse.Namespace) -> cfg.Config:
     return config
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rate", type=float, default=50.0)
-    parser.add_argument("--duration", type=float, default=120.0)
+def load_parser(doc: str, *, rate: float, duration: float) -> argparse.ArgumentParser:
+    """The load benchmarks' shared options (this script's and nightly_profile.py's): rate, app size, seed."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--rate", type=float, default=rate)
+    parser.add_argument("--duration", type=float, default=duration)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=None, help="worker processes (config: workers)")
@@ -77,6 +78,11 @@ def main() -> int:
                         help="Celery prefork children per worker (refapp: REFAPP_WORKER_CONCURRENCY)")
     parser.add_argument("--time-scale", type=float, default=None,
                         help="the app's time scale (config time_scale, 0.01): its polling and latencies scale with it")
+    return parser
+
+
+def main() -> int:
+    parser = load_parser(__doc__, rate=50.0, duration=120.0)
     args = parser.parse_args()
     config = app_config(args)
     nightly = NightlySettings.from_config(config)

@@ -12,7 +12,6 @@ Writes ``benchmarks/results/nightly_profile.json``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -28,7 +27,7 @@ from harness.nightly.report import summary  # noqa: E402
 from harness.nightly.runner import NightlyRunner  # noqa: E402
 from harness.nightly.schedule import draw  # noqa: E402
 from harness.nightly.settings import NightlySettings  # noqa: E402
-from nightly import app_config  # noqa: E402  (benchmarks/nightly.py, this script's folder)
+from nightly import app_config, load_parser  # noqa: E402  (benchmarks/nightly.py, this script's folder)
 
 RESULTS = ROOT / "benchmarks" / "results" / "nightly_profile.json"
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -85,17 +84,8 @@ def by_group(table: dict[int, tuple[int, str, float]], pids: set[int]) -> dict[s
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rate", type=float, default=20.0)
-    parser.add_argument("--duration", type=float, default=30.0)
-    parser.add_argument("--concurrency", type=int, default=16)
+    parser = load_parser(__doc__, rate=20.0, duration=30.0)
     parser.add_argument("--faults", default="")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=None, help="worker processes (config: workers)")
-    parser.add_argument("--worker-concurrency", type=int, default=None,
-                        help="Celery prefork children per worker (refapp: REFAPP_WORKER_CONCURRENCY)")
-    parser.add_argument("--time-scale", type=float, default=None,
-                        help="the app's time scale (config time_scale, 0.01): its polling and latencies scale with it")
     args = parser.parse_args()
     config = app_config(args)
     nightly = NightlySettings.from_config(config)
