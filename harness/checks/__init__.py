@@ -48,6 +48,7 @@ from harness.checks.terminal import every_job_terminal
 from harness.checks.terminal_final import terminal_is_final
 from harness.checks.timeouts import timeout_labelled
 from harness.checks.uploads import no_upload_billed_twice
+from harness.checks.upload_jobs import each_upload_its_own_job
 from harness.checks.writer_attempt import writes_by_current_attempt
 from harness.evidence import JobRow, Snapshot
 
@@ -63,4 +64,5 @@ __all__ = [
     "sweep_complete", "terminal_is_final", "timeout_labelled",
     "end_to_end_deadline", "limits_nest", "reasons_match_evidence", "results_have_provenance",
     "writes_by_current_attempt",
+    "each_upload_its_own_job",
 ]

@@ -24,6 +24,7 @@ from harness.checks.result import Result
 from harness.checks.runner import Checker, checker_name
 from harness.evidence import Snapshot
 from harness.checks.writer_attempt import WRITERS, writes_by_current_attempt
+from harness.checks.upload_jobs import UPLOADS, each_upload_its_own_job
 from harness.history import vocabulary as v
 from harness.history.history import History
 
@@ -42,6 +43,7 @@ WHERE_EVIDENCE: tuple[tuple[Checker, tuple[Need, ...]], ...] = (
     (writes_by_current_attempt, (WRITERS,)),
     (reasons_match_evidence, (QUOTED_ATTEMPTS,)),
     (query_budget, (SCANS,)),
+    (each_upload_its_own_job, (UPLOADS,)),
 )
 GENERIC_INVARIANTS: tuple[Checker, ...] = tuple(checker for checker, _ in WHERE_EVIDENCE)
 

@@ -23,6 +23,7 @@ from harness.checks.terminal import every_job_terminal
 from harness.checks.terminal_final import terminal_is_final
 from harness.checks.timeouts import timeout_labelled
 from harness.checks.uploads import no_upload_billed_twice
+from harness.checks.upload_jobs import each_upload_its_own_job
 from harness.checks.end_to_end import end_to_end_deadline
 from harness.checks.nesting import limits_nest
 from harness.checks.provenance import results_have_provenance
@@ -52,6 +53,7 @@ ALL_CHECKERS: tuple[Checker, ...] = (
     limits_nest,
     writes_by_current_attempt,
     reasons_match_evidence,
+    each_upload_its_own_job,
 )
 
 CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}
