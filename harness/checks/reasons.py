@@ -122,6 +122,13 @@ def _wrong(history: History, event: Event) -> str | None:
     return None
 
 
+def _whose(violation: dict[str, Any]) -> str:
+    """Who wrote the reason: a job, or a sweep run (which has no job)."""
+    if "run_id" in violation:
+        return f"sweep run {violation['run_id']}"
+    return f"job {violation['job_id']}"
+
+
 @invariant(NAME, needs=(QUOTED_ATTEMPTS,))
 def reasons_match_evidence(history: History, snapshot: Snapshot | None) -> Result:
     """Attempt counts, attempt numbers and progress quoted in reasons match the evidence."""
@@ -132,11 +139,12 @@ def reasons_match_evidence(history: History, snapshot: Snapshot | None) -> Resul
         if why is not None:
             violations.append({"job_id": event.job_id, "attempt": event.data.get("attempt"),
                                "state": event.data.get("state"), "reason": event.data["reason"],
-                               "why": why, "at": history.relative(event.t)})
+                               "why": why, "at": history.relative(event.t),
+                               **({"run_id": event.data.get("run_id")} if event.source == v.SWEEP else {})})
     if violations:
         f = violations[0]
         return invalid_result(NAME, f"{len(violations)} reason(s) disagree with the evidence; first: "
-                              f"job {f['job_id']} ({f['state']}) {f['why']}: {f['reason']!r}", violations,
+                              f"{_whose(f)} ({f['state']}) {f['why']}: {f['reason']!r}", violations,
                               judged=len(judged))
     if not judged:
         return unknown_result(NAME, "no reason quotes an attempt count or progress")

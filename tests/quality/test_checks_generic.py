@@ -315,3 +315,4 @@ def test_sweep_progress_equal_to_the_rows_handled_is_valid():
 def test_sweep_progress_leaving_out_failed_rows_is_invalid():
     result = verdict(reasons_match_evidence, sweep_run("timeout: timed out after 2 of 5 invoices"))
     assert result.valid is False and "3 of 5 handled" in result.message
+    assert result.message.startswith("1 reason(s) disagree with the evidence; first: sweep run 1 (timed_out)")
