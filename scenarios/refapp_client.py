@@ -47,8 +47,8 @@ class RefApp:
             record.submission(None, accepted=None, error=repr(exc))  # the answer was lost
             raise
         job_id = answer.json().get("job_id") if answer.is_success else None
-        if answer.is_success:
-            record.submission(job_id, status=answer.status_code)
+        if answer.is_success:  # the answer names its upload too: no pairing with its request needed
+            record.submission(job_id, status=answer.status_code, project=project, file=file)
         else:
             record.submission(None, accepted=False, error=f"HTTP {answer.status_code}", status=answer.status_code)
         if expect is not None:
