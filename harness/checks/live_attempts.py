@@ -55,7 +55,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from harness.checks.end_to_end import declared_limits
-from harness.checks.landed import PAIDAPI_PROXY, Window, windows
+from harness.checks.landed import windows
+from harness.checks.liveness_faults import cuts_off, hits_owner, in_force
 from harness.checks.needs import HEARTBEAT_SOURCE, Missing, Need, read_count
 from harness.checks.paid_calls import calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
@@ -68,10 +69,6 @@ from harness.history.history import History
 NAME = "no_live_attempt_taken"
 STALE = "heartbeat_stale"  # key of the app's declared limits
 WRITER = "writer_attempt"
-
-PROCESS_FAULTS = ("kill_worker", "pause_service", "stop_service")
-HARMLESS_FAULTS = ("paidapi_mode", "poison_row", "duplicate_submission")  # nothing of an attempt's link to its store
-PAIDAPI_PATH_FAULTS = ("hang_endpoint", "network_toxic", "proxy_down")  # harmless on the paid API's path only
 
 
 def _beats(history: History) -> tuple[Event, ...]:
@@ -153,53 +150,6 @@ def takeovers(history: History, terminal_states: Iterable[str]) -> list[Takeover
     return sorted(found, key=lambda t: t.change.t)
 
 
-# -- what a fault excuses ---------------------------------------------------------------------
-def _pids(window: Window) -> set[int]:
-    details = window.details
-    tree = details.get("tree") or ([details["pid"]] if details.get("pid") is not None else [])
-    return {int(p) for p in tree}
-
-
-def _hits_owner(window: Window, owner_pids: set[int]) -> bool:
-    """The fault killed, stopped or froze the owner's process, or may have (the evidence cannot tell)."""
-    if window.fault == "failpoint":
-        return window.params.get("action") == "kill"
-    if window.fault not in PROCESS_FAULTS or window.details.get("role") == "infrastructure":
-        return False
-    pids = _pids(window)
-    if not owner_pids or not pids:
-        return True
-    if window.fault != "kill_worker" and window.details.get("role") == "worker" and not window.details.get("tree"):
-        return True  # a worker's main pid alone: its pool's children are not listed
-    return bool(owner_pids & pids)
-
-
-def _cuts_off(window: Window) -> bool:
-    """The fault may keep a live attempt from beating (rule 2's excuse)."""
-    if window.fault in HARMLESS_FAULTS:
-        return False
-    if window.fault in PAIDAPI_PATH_FAULTS:
-        return not (window.params.get("layer") == "provider" or window.params.get("proxy") == PAIDAPI_PROXY)
-    if window.fault in PROCESS_FAULTS:
-        return window.details.get("role") == "infrastructure"
-    return True  # database faults, failpoints, an emptied pool, the broker, and faults we do not know
-
-
-def _span(window: Window) -> tuple[float, float]:
-    start = window.invoked_at if window.injected_at is None else min(window.invoked_at, window.injected_at)
-    end = float("inf") if window.healed_at is None else window.healed_at
-    if window.fault == "kill_worker":
-        end = float("inf")  # the heal starts a fresh worker; the killed process stays dead
-    return start, end
-
-
-def _in_force(window: Window, start: float, end: float) -> bool:
-    if window.failure is not None:
-        return False
-    w_start, w_end = _span(window)
-    return w_start <= end and w_end >= start
-
-
 # -- an attempt's signs of life ---------------------------------------------------------------
 def _life(history: History, job_id: str, attempt: int, calls: Iterable[Any]) -> list[float]:
     """When attempt ``attempt`` of the job was seen alive, other than by its heartbeat."""
@@ -232,7 +182,7 @@ def _judge(history: History, takeover: Takeover, stale: float, faults: list[Wind
         return None
     last = max(beats)
     owner_pids = _owner_pids(calls, takeover.attempt)
-    if any(_hits_owner(w, owner_pids) and _in_force(w, last, t) for w in faults):
+    if any(hits_owner(w, owner_pids) and in_force(w, last, t) for w in faults):
         return "excused"
     age = t - last
     base = {"job_id": takeover.job_id, "attempt": takeover.attempt, "taken": takeover.how,
@@ -240,7 +190,7 @@ def _judge(history: History, takeover: Takeover, stale: float, faults: list[Wind
             "stale_after": stale}
     if age < stale:
         return {**base, "why": "its heartbeat was fresh"}
-    if any(_cuts_off(w) and _in_force(w, t - stale, t) for w in faults):
+    if any(cuts_off(w) and in_force(w, t - stale, t) for w in faults):
         return "excused"
     alive = [s for s in _life(history, takeover.job_id, takeover.attempt, calls) if s >= last + stale]
     if not alive:
