@@ -173,9 +173,10 @@ def install_sql(cfg: StateLogConfig) -> str:
 
 
 def uninstall_sql(cfg: StateLogConfig) -> str:
-    """SQL that removes the trigger, its function and the log table."""
+    """SQL that removes the trigger, its functions and the log tables."""
     return sql.SQL("DROP TRIGGER IF EXISTS {trg} ON {table}; DROP FUNCTION IF EXISTS {fn}();"
-                   " DROP FUNCTION IF EXISTS {fnw}(); DROP TABLE IF EXISTS {log}; DROP TABLE IF EXISTS {beats};").format(
+                   " DROP FUNCTION IF EXISTS {fnw}(); DROP TABLE IF EXISTS {log};"
+                   " DROP TABLE IF EXISTS {beats};").format(
         fnw=cfg.qualified(cfg.writer_function_name), beats=cfg.qualified(cfg.heartbeat_log_table),
         trg=sql.Identifier(cfg.trigger_name), table=cfg.qualified(cfg.table),
         fn=cfg.qualified(cfg.function_name), log=cfg.qualified(cfg.log_table)).as_string(None)
