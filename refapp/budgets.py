@@ -176,7 +176,9 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
     provider: one per-call deadline per attempt the code allows;
     ``attempt_blocked`` the same within one attempt: one deadline;
     ``heartbeat_stale`` the age past which a heartbeat means a dead attempt
-    (the claim's and the sweeper's rule).
+    (the claim's and the sweeper's rule); ``writes_name_attempt``: every
+    state write of an attempt names it (``Attempt.writes_as``), so a write
+    that names none is the sweeper's, a claim's or the API's.
     """
     from refapp import model_client, settings, sqs_queues
 
@@ -205,4 +207,4 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
         }
         deadline = model_client.model_deadline()  # one call per step and attempt, each within it
         return {"chains": chains, "step_blocked": deadline * config.max_attempts, "attempt_blocked": deadline,
-                "heartbeat_stale": scaled("heartbeat_stale")}
+                "heartbeat_stale": scaled("heartbeat_stale"), "writes_name_attempt": True}

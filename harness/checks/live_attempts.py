@@ -11,11 +11,13 @@ dead attempts" that were all working. This invariant reads the app's own
 liveness evidence instead.
 
 **Takeovers.** From the job state log: the row's attempt number grows
-(another attempt claimed the job), or, where the app names the writing
-attempt (``jobquake.attempt``), the job goes back to its first state
-(re-queued) or to a terminal one by a write that is not the owner's own
-(a sweeper's verdict on its behalf). A change the owner wrote itself
-(it gave up at its own cap, it finished) is no takeover.
+(another attempt claimed the job), or, where the app declares that every
+state write of an attempt names it (``writes_name_attempt`` in config
+``limits``; the attempt sets ``jobquake.attempt``), the job goes back to
+its first state (re-queued) or to a terminal one by a write that is not
+the owner's own (a sweeper's verdict on its behalf). A change the owner
+wrote itself (it gave up at its own cap, it finished) is no takeover; an
+app that does not declare it is judged on claims alone.
 
 **Liveness.** From the heartbeat log (the state-log trigger copies every
 move of config's ``job_heartbeat_column``; a claim that sets it is the
@@ -69,6 +71,7 @@ from harness.history.history import History
 NAME = "no_live_attempt_taken"
 STALE = "heartbeat_stale"  # key of the app's declared limits
 WRITER = "writer_attempt"
+NAMES_WRITERS = "writes_name_attempt"  # key of the app's declared limits
 
 
 def _beats(history: History) -> tuple[Event, ...]:
@@ -141,7 +144,7 @@ def _writer(writer: Any) -> str:
 def takeovers(history: History, terminal_states: Iterable[str]) -> list[Takeover]:
     """Every change that took a job from the attempt that held it, in time order."""
     changes = history.by_source(v.JOB, name=v.STATE)
-    names_writers = any(e.data.get(WRITER) is not None for e in changes)
+    names_writers = bool(declared_limits(history).get(NAMES_WRITERS))
     by_job: dict[str, list[Event]] = {}
     for event in changes:
         if event.job_id is not None:

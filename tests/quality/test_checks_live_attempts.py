@@ -31,12 +31,13 @@ def beats(b: HistoryBuilder, attempt: int, *times: float) -> None:
 
 
 def job(taken_at: float, last_beat: float, *, call_end: float | None = None, stale: float | None = STALE,
-        taken_by_claim: bool = False) -> HistoryBuilder:
+        taken_by_claim: bool = False, names_writers: bool = True) -> HistoryBuilder:
     """Attempt 1 beats from 0.1 to ``last_beat`` while its one paid call runs from 0.15 to ``call_end``;
     at ``taken_at`` a sweeper re-queues the job (or attempt 2 claims it); attempt 2 finishes."""
     b = HistoryBuilder()
     if stale is not None:
-        b.event(v.BUDGET, OK, LIMITS, 0.0, chains={}, step_blocked=None, heartbeat_stale=stale)
+        b.event(v.BUDGET, OK, LIMITS, 0.0, chains={}, step_blocked=None, heartbeat_stale=stale,
+                writes_name_attempt=names_writers)
     change(b, 0.0, "queued", 0, None, 1)
     change(b, 0.1, "running", 1, None, 2)
     beats(b, 1, *[round(0.1 + 0.1 * i, 3) for i in range(int(round((last_beat - 0.1) / 0.1)) + 1)])
@@ -110,7 +111,8 @@ def test_a_slow_provider_does_not_excuse_the_silence():
 
 def test_an_owner_that_gives_the_job_back_itself_is_no_takeover():
     b = HistoryBuilder()
-    b.event(v.BUDGET, OK, LIMITS, 0.0, chains={}, step_blocked=None, heartbeat_stale=STALE)
+    b.event(v.BUDGET, OK, LIMITS, 0.0, chains={}, step_blocked=None, heartbeat_stale=STALE,
+            writes_name_attempt=True)
     change(b, 0.0, "queued", 0, None, 1)
     change(b, 0.1, "running", 1, None, 2)
     beats(b, 1, 0.1, 0.2, 0.3)
@@ -137,3 +139,11 @@ def test_without_heartbeats_or_a_threshold_it_is_unknown_and_not_switched_on():
 def test_switched_on_where_heartbeats_and_a_threshold_exist():
     b = job(taken_at=2.5, last_beat=1.0)
     assert no_live_attempt_taken in applicable(b.history(), b.snapshot())
+
+
+def test_an_app_that_does_not_name_its_writers_is_judged_on_claims_alone():
+    """A re-queue naming no writer may be the owner's own: without the declaration it is not judged."""
+    requeued = verdict(job(taken_at=2.0, last_beat=0.5, call_end=3.0, names_writers=False))
+    assert requeued.valid is True and requeued.details["judged"] == 0
+    claimed = verdict(job(taken_at=1.05, last_beat=1.0, call_end=3.0, taken_by_claim=True, names_writers=False))
+    assert claimed.valid is False
