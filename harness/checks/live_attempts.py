@@ -170,8 +170,24 @@ def _life(history: History, job_id: str, attempt: int, calls: Iterable[Any]) -> 
     return sorted(seen)
 
 
-def _owner_pids(calls: Iterable[Any], attempt: int) -> set[int]:
-    return {int(c.caller_pid) for c in calls if c.attempt == attempt and c.caller_pid is not None}
+def _owner_pids(history: History, job_id: str, attempt: int, calls: Iterable[Any]) -> set[int]:
+    """The processes that ran the attempt: callers of its paid calls, and the task runs (from the
+    instrumentation) of its job under way when the attempt claimed it."""
+    pids = {int(c.caller_pid) for c in calls if c.attempt == attempt and c.caller_pid is not None}
+    claims = [e.t for e in history.by_job(job_id) if e.source == v.JOB and e.name == v.STATE
+              and e.data.get("attempt") == attempt]
+    if not claims:
+        return pids
+    claimed, runs = min(claims), {}
+    for event in history.by_job(job_id):
+        if event.source == v.INSTRUMENT and event.name == "task" and event.data.get("task_id"):
+            runs.setdefault(event.data["task_id"], []).append(event)
+    for run in runs.values():
+        began = [e for e in run if e.type == "invoke"]
+        ended = [e.t for e in run if e.type != "invoke"]
+        if began and began[0].t <= claimed and (not ended or max(ended) >= claimed) and began[0].data.get("pid"):
+            pids.add(int(began[0].data["pid"]))
+    return pids
 
 
 # -- the judgement ----------------------------------------------------------------------------
@@ -184,7 +200,7 @@ def _judge(history: History, takeover: Takeover, stale: float, faults: list[Wind
     if not beats:
         return None
     last = max(beats)
-    owner_pids = _owner_pids(calls, takeover.attempt)
+    owner_pids = _owner_pids(history, takeover.job_id, takeover.attempt, calls)
     if any(hits_owner(w, owner_pids) and in_force(w, last, t) for w in faults):
         return "excused"
     age = t - last

@@ -147,3 +147,24 @@ def test_an_app_that_does_not_name_its_writers_is_judged_on_claims_alone():
     assert requeued.valid is True and requeued.details["judged"] == 0
     claimed = verdict(job(taken_at=1.05, last_beat=1.0, call_end=3.0, taken_by_claim=True, names_writers=False))
     assert claimed.valid is False
+
+
+def test_an_owner_without_paid_calls_is_found_by_its_task_run():
+    """Attempt 1 made no paid call yet; the instrumentation's task run names its process, which no
+    fault touched: a pause of another worker does not excuse the re-queue of a fresh attempt."""
+    b = HistoryBuilder()
+    b.event(v.BUDGET, OK, LIMITS, 0.0, chains={}, step_blocked=None, heartbeat_stale=STALE,
+            writes_name_attempt=True)
+    change(b, 0.0, "queued", 0, None, 1)
+    b.event(v.INSTRUMENT, "invoke", "task", 0.05, "j1", None, pid=5001, task="process_job", task_id="t-1")
+    change(b, 0.1, "running", 1, None, 2)
+    beats(b, 1, 0.1, 0.2)
+    change(b, 0.25, "queued", 1, None, 3)  # the sweeper, 0.05 s after a beat
+    b.fault("pause_service", 0.0, 2.8, details={"pid": 7000, "tree": [7000, 7001], "role": "worker"},
+            service="worker2")
+    b.row("j1", "queued", attempt=1)
+    result = verdict(b)
+    assert result.valid is False and result.counterexample[0]["why"] == "its heartbeat was fresh"
+
+    b.event(v.INSTRUMENT, "invoke", "task", 0.06, "j1", None, pid=7001, task="process_job", task_id="t-0")
+    assert verdict(b).valid is True  # a run on the frozen worker too: it may have been the owner
