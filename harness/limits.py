@@ -9,7 +9,11 @@ sees it). It returns::
     {"chains": {name: [[limit, seconds | None], ...]},   # innermost first, see checks/nesting.py
      "step_blocked": seconds,                           # bound on one step's time blocked on the
                                                         # provider across every attempt (checks/end_to_end.py)
-     "attempt_blocked": seconds}                        # the same within one attempt (optional)
+     "attempt_blocked": seconds,                        # the same within one attempt (optional)
+     "heartbeat_stale": seconds,                        # an attempt whose heartbeat is older is dead
+                                                        # by the app's rule (optional; checks/live_attempts.py)
+     "writes_name_attempt": bool}                       # every state write an attempt makes sets
+                                                        # jobquake.attempt: one without it is no attempt's
 
 recorded as one ``budget ok limits`` event. **Results** (config
 ``results_query``): SQL returning the app's saved paid-step results, one
@@ -47,8 +51,12 @@ def _check_shape(spec: str, declared: Any) -> dict[str, Any]:
     if blocked is not None and not isinstance(blocked, (int, float, Mapping)):
         raise ConfigError(f"limits = {spec!r}: step_blocked must be seconds or {{step: seconds}}, got {blocked!r}",
                           key="limits")
+    stale = declared.get("heartbeat_stale")
+    if stale is not None and (not isinstance(stale, (int, float)) or stale <= 0):
+        raise ConfigError(f"limits = {spec!r}: heartbeat_stale must be positive seconds, got {stale!r}", key="limits")
     return {"chains": {str(k): [[str(n), s] for n, s in layers] for k, layers in chains.items()},
-            "step_blocked": blocked, "attempt_blocked": declared.get("attempt_blocked")}
+            "step_blocked": blocked, "attempt_blocked": declared.get("attempt_blocked"), "heartbeat_stale": stale,
+            "writes_name_attempt": bool(declared.get("writes_name_attempt"))}
 
 
 def declared_limits(spec: str, time_scale: float, env: Mapping[str, str], root: Any = None) -> dict[str, Any]:

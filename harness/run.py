@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness.checks.needs import EXPECT, LEDGER_SOURCE, READ, SNAPSHOT_SOURCE, STATE_LOG_SOURCE
+from harness.checks.needs import EXPECT, HEARTBEAT_SOURCE, LEDGER_SOURCE, READ, SNAPSHOT_SOURCE, STATE_LOG_SOURCE
 from harness.config import Config
 from harness.errors import SettleTimeout
 from harness.evidence import JobTable, Snapshot, attempt_deaths
@@ -29,8 +29,8 @@ from harness.failpoints.control import FailpointControl
 from harness.faults import Faults
 from harness.history import History, Record, Recorder
 from harness.history import vocabulary as v
-from harness.history.converters import (events_from_attempt_deaths, events_from_ledger, events_from_state_log,
-                                        events_from_triggers)
+from harness.history.converters import (events_from_attempt_deaths, events_from_heartbeats, events_from_ledger,
+                                        events_from_state_log, events_from_triggers)
 from harness.paidapi.control import PaidAPIControl
 from harness.pending import SettleOutcome, Settler
 from harness.pending.sources import Sources
@@ -148,6 +148,10 @@ class Run:
         self.history.extend(events_from_state_log(changes))
         self._read(STATE_LOG_SOURCE, len(changes))
         self.history.extend(events_from_attempt_deaths(attempt_deaths(changes, self.jobs.terminal_states)))
+        beats = self.jobs.heartbeats(self.database_dsn)
+        if beats is not None:  # config names a heartbeat column: the app's liveness evidence
+            self.history.extend(events_from_heartbeats(beats))
+            self._read(HEARTBEAT_SOURCE, len(beats))
         from harness.limits import record_limits, record_results
 
         record_limits(self)  # the app's declared limits and saved results: generic invariants' evidence

@@ -174,7 +174,11 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
     own code under the settings ``env`` gives (a mutant switched on there is
     seen); ``step_blocked`` bounds one paid step's time blocked on the
     provider: one per-call deadline per attempt the code allows;
-    ``attempt_blocked`` the same within one attempt: one deadline.
+    ``attempt_blocked`` the same within one attempt: one deadline;
+    ``heartbeat_stale`` the age past which a heartbeat means a dead attempt
+    (the claim's and the sweeper's rule); ``writes_name_attempt``: every
+    state write of an attempt names it (``Attempt.writes_as``), so a write
+    that names none is the sweeper's, a claim's or the API's.
     """
     from refapp import model_client, settings, sqs_queues
 
@@ -202,4 +206,5 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
                              ["queue_max_receives", sqs_queues.max_receives()]],
         }
         deadline = model_client.model_deadline()  # one call per step and attempt, each within it
-        return {"chains": chains, "step_blocked": deadline * config.max_attempts, "attempt_blocked": deadline}
+        return {"chains": chains, "step_blocked": deadline * config.max_attempts, "attempt_blocked": deadline,
+                "heartbeat_stale": scaled("heartbeat_stale"), "writes_name_attempt": True}

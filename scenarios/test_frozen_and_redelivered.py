@@ -20,7 +20,8 @@ Celery path with the sweeper on:
 ``no_overlapping_attempts`` judges from the provider's ledger and the
 job's state log, the global invariants the rest. Both bugs mostly show in
 the outcome, not as an overlap (the fence stops the older attempt before
-it shows life again): each scenario asserts the outcome it expects.
+it shows life again): ``no_live_attempt_taken`` sees them where they
+happen, a job taken from an attempt whose heartbeat was fresh.
 """
 from __future__ import annotations
 
@@ -45,10 +46,11 @@ def worker_holding_a_call_of(jq, job_id: str) -> str:
     raise AssertionError(f"no worker's process tree holds pid {call['caller_pid']} (call {call['call_id']})")
 
 
-# No invariant here sees sweeper-judges-by-start-time reliably: the overlap shows only when attempt 3
-# starts while attempt 2's call is in flight, and more often the fence stops attempt 2 first. What
-# shows is the outcome (a rescued job handed to a person), which only the assert below names.
-@pytest.mark.jobquake(checks=["no_overlapping_attempts"])
+# The overlap of sweeper-judges-by-start-time shows only when attempt 3 starts while attempt 2's call
+# is in flight (more often the fence stops attempt 2 first); no_live_attempt_taken sees it every time:
+# the sweeper takes the job from attempt 2 while attempt 2's heartbeat is fresh.
+@pytest.mark.catches("sweeper-judges-by-start-time", invariant="no_live_attempt_taken")
+@pytest.mark.jobquake(checks=["no_overlapping_attempts", "no_live_attempt_taken"])
 def test_a_frozen_workers_job_is_finished_by_another_and_the_frozen_one_changes_nothing(jq, refapp):
     """The worker running a five-document job freezes mid-call; the sweeper rescues the job.
 
@@ -68,10 +70,11 @@ def test_a_frozen_workers_job_is_finished_by_another_and_the_frozen_one_changes_
     assert (job["state"], job["attempt"]) == ("done", 2), job
 
 
-# No invariant here sees claim-steals-live-job: the stolen attempt 1 is fenced out at its next write
-# or paid call, so it shows no sign of life after attempt 2 starts; what shows is the outcome (the job
-# finished by attempt 2, attempt 1's work thrown away), which only the assert below names.
-@pytest.mark.jobquake(checks=["no_overlapping_attempts"])
+# The stolen attempt 1 of claim-steals-live-job is fenced out at its next write or paid call, so it
+# shows no sign of life after attempt 2 starts (no overlap); no_live_attempt_taken sees the claim
+# itself: attempt 2 took the job while attempt 1's heartbeat was fresh.
+@pytest.mark.catches("claim-steals-live-job", invariant="no_live_attempt_taken")
+@pytest.mark.jobquake(checks=["no_overlapping_attempts", "no_live_attempt_taken"])
 def test_a_message_delivered_again_while_its_job_runs_leaves_the_running_attempt_alone(jq, refapp):
     """The relay sends a running job's message a second time; the live attempt keeps the job.
 

@@ -50,11 +50,11 @@ LABELLED = {"label": "timeout:", "prefix": True, "deadline": DEADLINE}
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 
 
-# No invariant here sees sqs-heartbeat-message-only reliably: the overlap shows only when attempt 2
-# starts while attempt 1's call is in flight, and more often the fence stops attempt 1 first. What
-# shows is the outcome (a job nobody abandoned, handed to a person after three "dead" attempts),
-# which only the assert below names.
-@pytest.mark.jobquake(checks=["no_overlapping_attempts"])
+# The overlap of sqs-heartbeat-message-only shows only when attempt 2 starts while attempt 1's call is
+# in flight (more often the fence stops attempt 1 first); no_live_attempt_taken sees it every time: the
+# sweeper takes the job from an attempt that was alive and working, whose job heartbeat never beat.
+@pytest.mark.catches("sqs-heartbeat-message-only", invariant="no_live_attempt_taken")
+@pytest.mark.jobquake(checks=["no_overlapping_attempts", "no_live_attempt_taken"])
 def test_a_long_sqs_attempt_stays_alive_for_the_queue_and_for_the_sweeper(jq, refapp):
     """Slow answers keep one SQS attempt busy for many windows; the sweeper must leave it alone.
 

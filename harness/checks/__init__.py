@@ -34,6 +34,7 @@ from harness.checks.done_steps import no_paid_call_for_done_step
 from harness.checks.end_to_end import end_to_end_deadline
 from harness.checks.failure import InvariantUnknown, InvariantViolation, format_failure, violation_error
 from harness.checks.landed import faults_landed
+from harness.checks.live_attempts import no_live_attempt_taken
 from harness.checks.nesting import limits_nest
 from harness.checks.overlap import no_overlapping_attempts
 from harness.checks.provenance import results_have_provenance
@@ -65,4 +66,5 @@ __all__ = [
     "end_to_end_deadline", "limits_nest", "reasons_match_evidence", "results_have_provenance",
     "writes_by_current_attempt",
     "each_upload_its_own_job",
+    "no_live_attempt_taken",
 ]

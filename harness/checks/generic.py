@@ -16,6 +16,7 @@ from typing import Iterable
 
 from harness.checks.budgets import query_budget
 from harness.checks.end_to_end import STEP_BOUND, end_to_end_deadline
+from harness.checks.live_attempts import HEARTBEATS, STALE_AFTER, no_live_attempt_taken
 from harness.checks.needs import PAID_CALLS, Missing, Need
 from harness.checks.nesting import LIMIT_CHAINS, limits_nest
 from harness.checks.provenance import SAVED_RESULTS, results_have_provenance
@@ -44,6 +45,7 @@ WHERE_EVIDENCE: tuple[tuple[Checker, tuple[Need, ...]], ...] = (
     (reasons_match_evidence, (QUOTED_ATTEMPTS,)),
     (query_budget, (SCANS,)),
     (each_upload_its_own_job, (UPLOADS,)),
+    (no_live_attempt_taken, (HEARTBEATS, STALE_AFTER)),
 )
 GENERIC_INVARIANTS: tuple[Checker, ...] = tuple(checker for checker, _ in WHERE_EVIDENCE)
 

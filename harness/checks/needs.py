@@ -33,6 +33,7 @@ from harness.history.history import History
 LEDGER_SOURCE = "paidapi_ledger"
 STATE_LOG_SOURCE = "state_log"
 SNAPSHOT_SOURCE = "snapshot"
+HEARTBEAT_SOURCE = "heartbeat_log"
 READ = "read"
 EXPECT = "expect"
 SHOWN = 5  # records quoted with a missing-evidence reason

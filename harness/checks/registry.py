@@ -29,6 +29,7 @@ from harness.checks.nesting import limits_nest
 from harness.checks.provenance import results_have_provenance
 from harness.checks.reasons import reasons_match_evidence
 from harness.checks.writer_attempt import writes_by_current_attempt
+from harness.checks.live_attempts import no_live_attempt_taken
 
 GLOBAL_INVARIANTS: tuple[Checker, ...] = (every_job_terminal, no_double_billing, no_lost_submission)
 
@@ -54,6 +55,7 @@ ALL_CHECKERS: tuple[Checker, ...] = (
     writes_by_current_attempt,
     reasons_match_evidence,
     each_upload_its_own_job,
+    no_live_attempt_taken,
 )
 
 CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}

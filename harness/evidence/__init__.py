@@ -13,12 +13,15 @@ in its own rows; ``harness.history.converters`` turns them into events.
 * ``StateLogConfig``, ``install_sql``, ``uninstall_sql``, ``read_state_log``,
   ``StateChange``, ``last_log_id`` (``state_log.py``): every change of a
   job's state, however short, captured by a Postgres trigger.
+* ``Beat``, ``read_heartbeats`` (``heartbeats.py``): every move of the job
+  table's heartbeat column, logged by the same trigger; ``JobTable.heartbeats(dsn)``.
 * ``attempt_deaths(changes, terminal_states)``, ``AttemptDeath``
   (``derive.py``): attempts the job left behind, from the state log.
 """
 from __future__ import annotations
 
 from harness.evidence.derive import AttemptDeath, attempt_deaths
+from harness.evidence.heartbeats import Beat, read_heartbeats
 from harness.evidence.job_table import JobTable, prepare_template
 from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, JobRow, Snapshot
 from harness.evidence.state_log import (
@@ -31,7 +34,7 @@ from harness.evidence.state_log import (
 )
 
 __all__ = [
-    "DEFAULT_TERMINAL_STATES", "AttemptDeath", "JobRow", "JobTable", "Snapshot", "StateChange",
+    "DEFAULT_TERMINAL_STATES", "AttemptDeath", "Beat", "JobRow", "JobTable", "Snapshot", "StateChange",
     "StateLogConfig", "attempt_deaths", "install_sql", "last_log_id", "prepare_template",
-    "read_state_log", "uninstall_sql",
+    "read_heartbeats", "read_state_log", "uninstall_sql",
 ]

@@ -14,6 +14,7 @@ from psycopg import sql
 
 from harness.config import Config
 from harness.errors import ConfigError
+from harness.evidence.heartbeats import Beat, read_heartbeats
 from harness.evidence.snapshot import JobRow, Snapshot
 from harness.evidence.state_log import StateChange, StateLogConfig, install_sql, read_state_log
 
@@ -77,13 +78,24 @@ class JobTable:
                               f"{self.table}.{self.state_column}; its values: {', '.join(labels)}",
                               key="terminal_states")
 
-    def state_log(self) -> StateLogConfig:
+    def state_log(self, heartbeats: bool = True) -> StateLogConfig:
         return StateLogConfig(table=self.table, id_column=self.id_column, state_column=self.state_column,
-                              reason_column=self.reason_column, attempt_column=self.attempt_column)
+                              reason_column=self.reason_column, attempt_column=self.attempt_column,
+                              heartbeat_column=self.heartbeat_column if heartbeats else None)
 
     def install_state_log(self, dsn: str) -> None:
         with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(install_sql(self.state_log()))
+            # beats are logged only from a timestamp column: anything else would make the trigger's
+            # cast fail inside the app's own writes
+            conn.execute(install_sql(self.state_log(heartbeats=self._heartbeat_is_timestamp(conn))))
+
+    def _heartbeat_is_timestamp(self, conn: psycopg.Connection) -> bool:
+        if not self.heartbeat_column:
+            return False
+        row = conn.execute(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass(%s) "
+            "AND attname = %s AND NOT attisdropped", (self.table, self.heartbeat_column)).fetchone()
+        return row is not None and row[0].startswith("timestamp")
 
     def _select(self) -> sql.Composed:
         def col(name: str | None) -> sql.Composable:
@@ -120,6 +132,14 @@ class JobTable:
         log = self.state_log()
         with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
             return read_state_log(conn, 0, log) if self._exists(conn, log.log_table) else []
+
+    def heartbeats(self, dsn: str) -> list[Beat] | None:
+        """Every logged beat; None when config names no heartbeat column or the log was never installed."""
+        if not self.heartbeat_column:
+            return None
+        log = self.state_log()
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+            return read_heartbeats(conn, log) if self._exists(conn, log.heartbeat_log_table) else None
 
 
 def prepare_template(config: Config, dsn: str) -> None:

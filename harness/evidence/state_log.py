@@ -22,6 +22,13 @@ the running Celery task) sets ``SET LOCAL jobquake.attempt = '<n>'`` in each
 transaction; the trigger logs it as ``writer_attempt`` (NULL when unset), so a
 late write by an attempt that was already replaced shows as such.
 
+Heartbeats: where config names the job table's heartbeat column
+(``job_heartbeat_column``, a timestamp), the same trigger copies every
+change of that column into ``jobquake_heartbeat_log`` (the job, the row's
+attempt, the new heartbeat value, the statement time): the app's own
+evidence that an attempt was alive, read by ``harness.evidence.heartbeats``.
+A beat that changes nothing else costs one small insert.
+
 Names come from the app's config, so every identifier is validated and
 quoted (``psycopg.sql.Identifier``) before it enters generated SQL.
 ``read_state_log`` converts ``changed_at`` to monotonic time with the offset
@@ -44,6 +51,7 @@ from harness.errors import ConfigError
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 DEFAULT_LOG_TABLE = "jobquake_state_log"
+DEFAULT_HEARTBEAT_LOG_TABLE = "jobquake_heartbeat_log"
 
 
 def _check_identifier(key: str, value: str | None) -> None:
@@ -66,10 +74,12 @@ class StateLogConfig:
     attempt_column: str | None = None
     schema: str | None = None
     log_table: str = DEFAULT_LOG_TABLE
+    heartbeat_column: str | None = None  # a timestamp column the app refreshes while an attempt lives
+    heartbeat_log_table: str = DEFAULT_HEARTBEAT_LOG_TABLE
 
     def __post_init__(self) -> None:
         for key in ("table", "id_column", "state_column", "reason_column",
-                    "attempt_column", "schema", "log_table"):
+                    "attempt_column", "schema", "log_table", "heartbeat_column", "heartbeat_log_table"):
             _check_identifier(f"state_log.{key}", getattr(self, key))
 
     def qualified(self, name: str) -> sql.Identifier:
@@ -107,6 +117,13 @@ CREATE TABLE IF NOT EXISTS {log} (
     writer_attempt integer  -- the attempt that made the write, from the session setting jobquake.attempt
 );
 ALTER TABLE {log} ADD COLUMN IF NOT EXISTS writer_attempt integer;
+CREATE TABLE IF NOT EXISTS {beats} (
+    id bigserial PRIMARY KEY,
+    job_id text NOT NULL,
+    attempt integer,                                            -- the row's attempt when it beat
+    beat_at timestamptz NOT NULL,                               -- the heartbeat column's new value
+    changed_at timestamptz NOT NULL DEFAULT clock_timestamp()   -- statement time
+);
 CREATE OR REPLACE FUNCTION {fn_writer}() RETURNS integer LANGUAGE sql STABLE AS $jobquake$
     -- '' once a SET LOCAL has ended, anything but digits from a confused app: no attempt, never an error
     SELECT CASE WHEN s ~ '^[0-9]{{1,9}}$' THEN s::integer END
@@ -117,6 +134,10 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         INSERT INTO {log} (job_id, op) VALUES ({old_id}, TG_OP);
         RETURN NULL;
+    END IF;
+    -- a heartbeat: the column moved (a claim that sets it is the new attempt's first beat)
+    IF {new_beat} IS NOT NULL AND (TG_OP = 'INSERT' OR {old_beat} IS DISTINCT FROM {new_beat}) THEN
+        INSERT INTO {beats} (job_id, attempt, beat_at) VALUES ({new_id}, {new_attempt}, {new_beat});
     END IF;
     IF TG_OP = 'UPDATE' AND {old_state} IS NOT DISTINCT FROM {new_state}
        AND {old_reason} IS NOT DISTINCT FROM {new_reason}
@@ -140,20 +161,23 @@ def install_sql(cfg: StateLogConfig) -> str:
         "log": cfg.qualified(cfg.log_table), "fn": cfg.qualified(cfg.function_name),
         "trg": sql.Identifier(cfg.trigger_name), "table": cfg.qualified(cfg.table),
         "fn_writer": cfg.qualified(cfg.writer_function_name),
+        "beats": cfg.qualified(cfg.heartbeat_log_table),
     }
     for row in ("old", "new"):
         parts[f"{row}_id"] = _column(row.upper(), cfg.id_column, "text")
         parts[f"{row}_state"] = _column(row.upper(), cfg.state_column, "text")
         parts[f"{row}_reason"] = _column(row.upper(), cfg.reason_column, "text")
         parts[f"{row}_attempt"] = _column(row.upper(), cfg.attempt_column, "integer")
+        parts[f"{row}_beat"] = _column(row.upper(), cfg.heartbeat_column, "timestamptz")
     return sql.SQL(_INSTALL).format(**parts).as_string(None)
 
 
 def uninstall_sql(cfg: StateLogConfig) -> str:
-    """SQL that removes the trigger, its function and the log table."""
+    """SQL that removes the trigger, its functions and the log tables."""
     return sql.SQL("DROP TRIGGER IF EXISTS {trg} ON {table}; DROP FUNCTION IF EXISTS {fn}();"
-                   " DROP FUNCTION IF EXISTS {fnw}(); DROP TABLE IF EXISTS {log};").format(
-        fnw=cfg.qualified(cfg.writer_function_name),
+                   " DROP FUNCTION IF EXISTS {fnw}(); DROP TABLE IF EXISTS {log};"
+                   " DROP TABLE IF EXISTS {beats};").format(
+        fnw=cfg.qualified(cfg.writer_function_name), beats=cfg.qualified(cfg.heartbeat_log_table),
         trg=sql.Identifier(cfg.trigger_name), table=cfg.qualified(cfg.table),
         fn=cfg.qualified(cfg.function_name), log=cfg.qualified(cfg.log_table)).as_string(None)
 

@@ -13,7 +13,8 @@ Public API (see each module for details):
 * ``History`` (``history.py``): immutable, ordered by ``(t, index)``;
   ``by_job``, ``by_source``, ``jobs``, ``first``, ``last``, ``start``, ``end``.
 * ``events_from_ledger(records)``, ``events_from_triggers(records)``,
-  ``events_from_state_log(changes)``, ``events_from_attempt_deaths(deaths)``
+  ``events_from_state_log(changes)``, ``events_from_attempt_deaths(deaths)``,
+  ``events_from_heartbeats(beats)``
   (``converters.py``): paid-API ledger, failpoint triggers and the app's job
   state log (read by ``harness.evidence``) as events.
 * ``HistoryBuilder`` (``builder.py``): write histories and snapshots by hand,
@@ -26,6 +27,7 @@ from __future__ import annotations
 from harness.history import vocabulary
 from harness.history.converters import (
     events_from_attempt_deaths,
+    events_from_heartbeats,
     events_from_ledger,
     events_from_state_log,
     events_from_triggers,
@@ -38,6 +40,7 @@ from harness.history.recorder import Recorder, load
 __all__ = [
     "COMPLETIONS", "EVENT_TYPES", "FAIL", "INFO", "INVOKE", "OK",
     "Event", "History", "Record", "Recorder",
-    "events_from_attempt_deaths", "events_from_ledger", "events_from_state_log", "events_from_triggers",
+    "events_from_attempt_deaths", "events_from_heartbeats", "events_from_ledger", "events_from_state_log",
+    "events_from_triggers",
     "load", "vocabulary",
 ]

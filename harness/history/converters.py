@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from harness.evidence import AttemptDeath, StateChange
+from harness.evidence import AttemptDeath, Beat, StateChange
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK, UNINDEXED, Event
 from harness.history.timing import COMMITTED_AT, COMMITTED_T
@@ -132,6 +132,13 @@ def events_from_state_log(changes: Iterable[StateChange]) -> list[Event]:
             data.update(state=change.state, reason=change.reason, attempt=change.attempt)
         events.append(Event(UNINDEXED, change.t, change.wall, v.JOB, OK, name, change.job_id, change.attempt, data))
     return events
+
+
+def events_from_heartbeats(beats: Iterable[Beat]) -> list[Event]:
+    """``heartbeat ok beat`` per logged beat, dated by its statement; ``beat_t`` is the column's value."""
+    return [Event(UNINDEXED, b.t, b.wall, v.HEARTBEAT, OK, v.BEAT, b.job_id, b.attempt,
+                  {"attempt": b.attempt, "beat_at": b.beat_wall, "beat_t": b.beat_t, "log_id": b.log_id})
+            for b in beats]
 
 
 def events_from_attempt_deaths(deaths: Iterable[AttemptDeath]) -> list[Event]:

@@ -36,6 +36,9 @@ budget     ok     declared / effective {task, soft, hard}          per-task time
 query      ok     scan                 {table, scans, items}       table scans for a batch
 harness    info   settle               {settled: false}            the run did not settle
                                         (jobs still pending) before its bound
+heartbeat  ok     beat                 {attempt, beat_at, beat_t, log_id}
+                                        the job row's heartbeat column moved (state-log
+                                        trigger): the attempt holding the row beat
 instrument invoke task                 {pid, task, task_id, retries, redelivered}
                                         a task run began (job and attempt as the
                                         instrumentation numbered them)
@@ -64,9 +67,10 @@ BUDGET = "budget"
 QUERY = "query"
 HARNESS = "harness"
 INSTRUMENT = "instrument"
+HEARTBEAT = "heartbeat"
 
 SOURCES = (SUBMIT, JOB, WRITE, PAIDAPI, FAILPOINT, FAULT, WORKER, EVENT, SWEEP, BUDGET, QUERY, HARNESS,
-           INSTRUMENT)
+           INSTRUMENT, HEARTBEAT)
 
 # event names
 STATE = "state"
@@ -85,6 +89,7 @@ EFFECTIVE = "effective"
 SCAN = "scan"
 SETTLE = "settle"
 STEP_SAVED = "step_saved"  # source ``write``: a step's result was committed (data: step, table, call_id)
+BEAT = "beat"  # source ``heartbeat``: the job row's heartbeat column moved
 STREAM = "stream"  # source ``event``: the status event stream itself (``info``: it was lost)
 
 # the typed words of ``harness.history.record.Record`` (and of whoever records worker lifecycle)

@@ -14,7 +14,7 @@ import sqlalchemy
 
 from harness import wait_until
 from harness._ports import free_port, release_port
-from harness.evidence import StateLogConfig, install_sql, last_log_id, read_state_log, uninstall_sql
+from harness.evidence import StateLogConfig, install_sql, last_log_id, read_heartbeats, read_state_log, uninstall_sql
 from harness.history import events_from_state_log
 
 pytestmark = pytest.mark.integration
@@ -153,3 +153,20 @@ def test_a_change_late_in_a_long_transaction_is_dated_when_made_and_when_committ
     assert done.committed_t - done.t >= 0.1  # visible only at the commit
     assert running.committed_at == done.committed_at
     assert events_from_state_log([done])[0].data["committed_t"] == done.committed_t
+
+
+def test_heartbeat_moves_are_logged_apart_from_state_changes(conn):
+    """A beat (the heartbeat column alone moves) is a heartbeat-log row and no state change."""
+    beating = StateLogConfig(table="jobs", id_column="id", state_column="state", reason_column="error",
+                             attempt_column="attempt", heartbeat_column="heartbeat_at")
+    conn.execute(install_sql(beating))
+    conn.execute("INSERT INTO jobs (state, attempt) VALUES ('queued', 0)")
+    conn.execute("UPDATE jobs SET state = 'running', attempt = 1, heartbeat_at = now()")  # a claim: first beat
+    for _ in range(3):
+        conn.execute("UPDATE jobs SET heartbeat_at = clock_timestamp()")
+    conn.execute("UPDATE jobs SET error = 'no beat here'")
+    beats = read_heartbeats(conn, beating)
+    assert [b.attempt for b in beats] == [1, 1, 1, 1]
+    assert all(a.beat_wall < b.beat_wall for a, b in zip(beats, beats[1:]))
+    assert [c.state for c in read_state_log(conn, 0, beating)] == ["queued", "running", "running"]
+    conn.execute(uninstall_sql(beating))

@@ -1,0 +1,55 @@
+"""Read the heartbeats the state-log trigger copied: the app's own evidence that an attempt lived.
+
+Where config names the job table's heartbeat column, every change of it is
+a row of ``jobquake_heartbeat_log`` (see ``harness.evidence.state_log``):
+the job, the row's attempt at that moment (the heartbeat belongs to the
+attempt that holds the row), the column's new value and the statement
+time. A claim that sets the column is the new attempt's first beat::
+
+    beats = read_heartbeats(conn, cfg)   # Beat rows, in log order
+
+Times are converted to monotonic seconds with the offset
+``time.monotonic() - time.time()`` measured when reading, as the state log
+does, so a beat compares directly with the changes of the state log.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import sql
+
+from harness.evidence.state_log import StateLogConfig
+
+
+@dataclass(frozen=True)
+class Beat:
+    """The heartbeat column of ``job_id`` moved to ``beat_wall`` while the row was at ``attempt``."""
+
+    log_id: int
+    job_id: str
+    attempt: int | None
+    beat_t: float  # the column's new value, monotonic
+    beat_wall: float  # the same, as the database dated it
+    t: float  # statement time, monotonic
+    wall: float  # statement time, as the database dated it
+
+
+def _select_sql(cfg: StateLogConfig) -> str:
+    return sql.SQL(
+        "SELECT id, job_id, attempt, extract(epoch FROM beat_at)::float8, extract(epoch FROM changed_at)::float8 "
+        "FROM {beats} ORDER BY id").format(beats=cfg.qualified(cfg.heartbeat_log_table)).as_string(None)
+
+
+def read_heartbeats(conn: Any, cfg: StateLogConfig) -> list[Beat]:
+    """Every logged beat, in log order (``conn``: psycopg, or SQLAlchemy with psycopg underneath)."""
+    query = _select_sql(cfg)
+    if hasattr(conn, "exec_driver_sql"):
+        rows = [tuple(row) for row in conn.exec_driver_sql(query)]
+    else:
+        rows = list(conn.execute(query).fetchall())
+    offset = time.monotonic() - time.time()
+    return [Beat(log_id=log_id, job_id=job_id, attempt=attempt, beat_t=beat + offset, beat_wall=beat,
+                 t=changed + offset, wall=changed)
+            for log_id, job_id, attempt, beat, changed in rows]
