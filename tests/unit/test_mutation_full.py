@@ -45,12 +45,12 @@ def test_summary_counts_catches_by_invariant():
     assert data["score"] == {"caught": 2, "caught_by_invariants": 1, "total": 3}
 
 
-def test_every_mutant_runs_the_whole_suite(monkeypatch):
-    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=Path("/nonexistent"))
+def test_an_app_that_records_no_reach_runs_every_mutant_against_the_whole_suite(monkeypatch, tmp_path):
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path)
     m.mutants = {"acks-early": "x", "no-sweeper": "y"}
     ran = []
     monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [("acks-early", "every_job_terminal")]})
-    monkeypatch.setattr(m, "run_one", lambda mutant, nodeids: ran.append((mutant, nodeids)) or outcome(mutant))
+    monkeypatch.setattr(m, "run_one", lambda mutant, nodeids, env=None: ran.append((mutant, nodeids)) or outcome(mutant))
     baseline, results = run_full(m)
     assert sorted((mutant or "", nodeids) for mutant, nodeids in ran) == [
         ("", [m.scenarios]), ("acks-early", [m.scenarios]), ("no-sweeper", [m.scenarios])]
