@@ -10,7 +10,9 @@ mutant switch appends ``<pid> <unix time> <name>`` to a file of its own in
 that folder each time it is asked about ``name`` (at most one line per
 ``BUCKET_S`` bucket and name: a reach at time t has a line within
 ``BUCKET_S`` of t). A line ``<pid> <time> @start`` may date the start of
-that process's program (else its first line does). ``--full`` sets the
+that process's program (else its first line does); ``<pid> <time> @fork``
+says the process is a child forked without exec, whose start-up is its
+parent's (a Celery pool process). ``--full`` sets the
 variable in the baseline session, whose app processes inherit it, and the
 plugin then writes each test's window (setup start, call start, teardown
 end) to ``windows.jsonl`` there. An app whose switch writes nothing gets
@@ -22,21 +24,26 @@ over-approximate, never to miss a pair that could behave differently:
 * a reach inside a test's call or teardown (the window widened by
   ``BUCKET_S``) counts for that test: the switch acted while it ran;
 * a reach outside every call and teardown (before the first test, between
-  tests, during a setup: when the stack starts or resets), or within
-  ``STARTUP_S`` of P's start, counts for **every test that ends after it**.
-  The stack lives across tests and its processes persist: a switch read
-  once at start (a configuration: acks late, a worker's command line, a
-  queue's redrive policy written into the broker) shapes every later test
-  that process, or the state it made, serves. A process's end is not
-  recorded, so it is taken to live to the session's end; a worker restarted
-  by a test starts again, and its start-up reads count from then on.
+  tests, during a setup: when the stack starts or resets), or during P's
+  start-up, counts for **every test that ends after it**. The stack lives
+  across tests and its processes persist: a switch read once at start (a
+  configuration: acks late, a worker's command line, a queue's redrive
+  policy written into the broker) shapes every later test that process, or
+  the state it made, serves. A process's end is not recorded, so it is
+  taken to live to the session's end; a worker restarted by a test starts
+  again, and its start-up reads count from then on.
+* P's start-up: ``STARTUP_S`` from its start when a test's call started it;
+  when it started outside any call (with the stack, or by a reset), until
+  the next call begins at the latest, since the harness waits for every
+  service it starts to be ready before a test goes on; none for a fork
+  (its start-up is its parent's).
 * a test without a recorded window (it did not run in the baseline)
   counts as reaching every mutant.
 
 What this cannot see: a pair whose run takes a path the baseline never took
 (the mutant does not change it: only timing could), and a switch read
-later than ``STARTUP_S`` after its process started whose answer is kept
-(refapp reads its configuration switches at start).
+after its process's start-up whose answer is kept (refapp reads its
+configuration switches before it says it is ready).
 """
 from __future__ import annotations
 
@@ -51,8 +58,9 @@ import pytest
 ENV_VAR = "JOBQUAKE_MUTANT_REACH"
 WINDOWS_FILE = "windows.jsonl"
 START = "@start"
+FORK = "@fork"
 BUCKET_S = 1.0  # the switch's bucket: a line is at most this far from the reach it stands for
-STARTUP_S = 10.0  # a process's start-up: configuration is read here, and kept
+STARTUP_S = 30.0  # a process's start-up: configuration is read here, and kept
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ class Process:
     pid: int
     start: float | None = None
     reaches: list[tuple[float, str]] = field(default_factory=list)
+    forked: bool = False  # a child forked without exec: its start-up reads are its parent's
 
     @property
     def started(self) -> float:
@@ -95,6 +104,8 @@ def read_processes(folder: Path) -> dict[int, Process]:
             process = processes.setdefault(pid, Process(pid))
             if parts[2] == START:
                 process.start = when
+            elif parts[2] == FORK:
+                process.forked = True
             else:
                 process.reaches.append((when, parts[2]))
     return processes
@@ -114,14 +125,26 @@ def _running(windows: list[Window], when: float) -> list[Window]:
     return [w for w in windows if w.call is not None and w.call - BUCKET_S <= when <= w.end + BUCKET_S]
 
 
+def start_up_end(process: Process, windows: list[Window]) -> float:
+    """Until when ``process`` may be starting up: reading configuration that it keeps."""
+    started = process.started
+    if process.forked:
+        return started  # its start-up is its parent's
+    if _running(windows, started):  # started by a test: STARTUP_S
+        return started + STARTUP_S
+    # started outside a test's call (with the stack, or by a reset): ready before the next call began
+    calls = [w.call for w in windows if w.call is not None and w.call >= started]
+    return min([started + STARTUP_S, *calls[:1]])
+
+
 def attribute(processes: Iterable[Process], windows: list[Window]) -> dict[str, set[str]]:
     """{nodeid: mutant names its run may have reached}, by the rule of the module docstring."""
     reached: dict[str, set[str]] = {w.nodeid: set() for w in windows}
     for process in processes:
-        started = process.started
+        starting = start_up_end(process, windows)
         for when, name in process.reaches:
             running = _running(windows, when)
-            if not running or when - started <= STARTUP_S:
+            if not running or when <= starting:
                 running = [w for w in windows if w.end >= when - BUCKET_S]  # kept for the rest of the session
             for window in running:
                 reached[window.nodeid].add(name)

@@ -12,8 +12,9 @@ appends ``<pid> <unix time> <name>`` to this process's file there, so that
 reaches its switch (see ``harness.mutation_reach``). A tight loop asking the
 same switch writes one line per name and ``REACH_BUCKET_S`` bucket, so every
 reach at time t has a line within ``REACH_BUCKET_S`` of t. The first line of
-a process, ``<pid> <time> @start``, dates the start of its program (a forked
-child keeps its parent's: it inherits what the parent read at start).
+a process, ``<pid> <time> @start``, dates the start of its program; a child
+forked without exec (a Celery pool process) writes ``<pid> <time> @fork``
+instead: what it knows from start-up is its parent's, already recorded.
 """
 from __future__ import annotations
 
@@ -111,7 +112,8 @@ class _Reach:
 
     def __init__(self, folder: str):
         self.folder = folder
-        self.start = _program_start()  # at import: a forked child keeps it
+        self.start = _program_start()
+        self.forked = False  # set in a child forked from this process
         self.pid = -1
         self.fd = -1
         self.seen: dict[str, int] = {}
@@ -126,7 +128,7 @@ class _Reach:
                     path = os.path.join(self.folder, f"{os.getpid()}.reach")
                     self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
                     self.pid, self.seen = os.getpid(), {}
-                    self._write(self.start, "@start")
+                    self._write(now, "@fork") if self.forked else self._write(self.start, "@start")
         if self.seen.get(name) != bucket:
             self.seen[name] = bucket
             self._write(now, name)
@@ -136,8 +138,15 @@ class _Reach:
 
 
 _reach = _Reach(os.environ[REACH_ENV]) if os.environ.get(REACH_ENV) else None
-if _reach is not None and hasattr(os, "register_at_fork"):  # a lock held by another thread at fork stays held
-    os.register_at_fork(after_in_child=lambda: setattr(_reach, "lock", threading.Lock()))
+
+
+def _forked() -> None:
+    """In a child forked without exec: a lock another thread held at the fork stays held, so a new one."""
+    _reach.lock, _reach.forked = threading.Lock(), True
+
+
+if _reach is not None and hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
 
 
 def mutant(name: str) -> bool:

@@ -50,6 +50,16 @@ def test_a_restarted_worker_start_up_counts_from_its_restart_and_its_work_per_te
                      "c": {"acks-early", "swallow-soft-limit"}}
 
 
+def test_a_process_started_in_a_setup_is_ready_when_the_call_begins():
+    api = Process(1, T0 + 102, [(T0 + 111, "unstable-job-id")])  # started by b's reset, serving b's call
+    assert reached(api) == {"a": set(), "b": {"unstable-job-id"}, "c": set()}
+
+
+def test_a_forked_pool_process_reads_nothing_at_start_of_its_own():
+    child = Process(2, T0 + 112, [(T0 + 113, "swallow-soft-limit")], forked=True)  # forked while b ran
+    assert reached(child) == {"a": set(), "b": {"swallow-soft-limit"}, "c": set()}
+
+
 def test_without_a_start_line_a_process_starts_at_its_first_line():
     found = reached(Process(1, None, [(T0 + 112, "acks-early"), (T0 + 215, "no-deadline")]))
     assert found == {"a": set(), "b": {"acks-early"}, "c": {"acks-early", "no-deadline"}}
@@ -83,5 +93,5 @@ def test_refapps_switch_writes_a_line_per_bucket_near_each_reach_and_one_file_pe
     assert len(processes) == 2
     parent, child = sorted(processes.values(), key=lambda p: p.pid)
     assert [name for _, name in parent.reaches] in (["no-deadline"], ["no-deadline", "no-deadline"])  # a bucket edge
-    assert child.reaches[0][1] == "acks-early" and child.start == parent.start  # the child keeps its parent's start
+    assert child.reaches[0][1] == "acks-early" and child.forked and not parent.forked
     assert all(before - BUCKET_S <= t <= time.time() for t, _ in parent.reaches + child.reaches)
