@@ -103,7 +103,9 @@ def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
     reach = matrix.work / "reach"
     shutil.rmtree(reach, ignore_errors=True)
     reach.mkdir(parents=True)
-    baseline = matrix.run_one(None, [matrix.scenarios], {REACH_ENV: str(reach)})
+    # containers neither inherit the variable nor share the host's pids: the docker backend runs every pair
+    recording = {REACH_ENV: str(reach)} if matrix.config.backend == "process" else {}
+    baseline = matrix.run_one(None, [matrix.scenarios], recording)
     selected = scenarios_reaching(reach, list(catches), matrix.mutants)  # None: the app records no reach
     spans = {w.nodeid: w.end - w.setup for w in read_windows(reach)}
 
