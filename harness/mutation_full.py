@@ -106,7 +106,8 @@ def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
     # containers neither inherit the variable nor share the host's pids: the docker backend runs every pair
     recording = {REACH_ENV: str(reach)} if matrix.config.backend == "process" else {}
     baseline = matrix.run_one(None, [matrix.scenarios], recording)
-    selected = scenarios_reaching(reach, list(catches), matrix.mutants)  # None: the app records no reach
+    # None: the app records no reach; earlier baselines' reach counts too (timing decides some paths)
+    selected = scenarios_reaching(reach, list(catches), matrix.mutants, matrix.work / "reach-history.json")
     spans = {w.nodeid: w.end - w.setup for w in read_windows(reach)}
 
     def cost(name: str) -> float:  # the baseline's seconds for a mutant's scenarios: the longest start first

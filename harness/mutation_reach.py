@@ -41,9 +41,12 @@ over-approximate, never to miss a pair that could behave differently:
   counts as reaching every mutant.
 
 What this cannot see: a pair whose run takes a path the baseline never took
-(the mutant does not change it: only timing could), and a switch read
-after its process's start-up whose answer is kept (refapp reads its
-configuration switches before it says it is ready).
+(the mutant does not change it: only timing could, e.g. a sweep row that
+fails only under load), and a switch read after its process's start-up
+whose answer is kept (refapp reads its configuration switches before it
+says it is ready). Against the first, ``--full`` joins each scenario's
+reach over every baseline it has recorded (``reach-history.json`` in its
+work folder), so a path taken once keeps its pairs running.
 """
 from __future__ import annotations
 
@@ -151,16 +154,34 @@ def attribute(processes: Iterable[Process], windows: list[Window]) -> dict[str, 
     return reached
 
 
-def scenarios_reaching(folder: Path, nodeids: Iterable[str], mutants: Iterable[str]) -> dict[str, list[str]] | None:
-    """{mutant: the scenarios among ``nodeids`` that reach it}; None when the app recorded no reach at all."""
+def scenarios_reaching(folder: Path, nodeids: Iterable[str], mutants: Iterable[str],
+                       history: Path | None = None) -> dict[str, list[str]] | None:
+    """{mutant: the scenarios among ``nodeids`` that reach it}; None when the app recorded no reach at all.
+
+    With ``history`` (a JSON file, updated here), what each scenario reached in
+    earlier baselines counts too: a path a scenario takes only with some timing
+    is then less likely to be missed.
+    """
     processes = read_processes(folder)
     if not any(p.reaches for p in processes.values()):
         return None  # the app's switch does not honour the variable: nothing can be skipped
     reached = attribute(processes.values(), read_windows(folder))
+    if history is not None:
+        reached = _with_history(history, reached)
     everything = object()
     per_test = {nodeid: reached.get(nodeid, everything) for nodeid in nodeids}
     return {name: sorted(n for n, names in per_test.items() if names is everything or name in names)
             for name in mutants}
+
+
+def _with_history(path: Path, reached: dict[str, set[str]]) -> dict[str, set[str]]:
+    """This baseline's reach joined with every earlier one's kept in ``path``; the join is saved."""
+    earlier = json.loads(path.read_text()) if path.exists() else {}
+    joined = {nodeid: set(names) for nodeid, names in earlier.items()}
+    for nodeid, names in reached.items():
+        joined.setdefault(nodeid, set()).update(names)
+    path.write_text(json.dumps({nodeid: sorted(names) for nodeid, names in sorted(joined.items())}, indent=1))
+    return {nodeid: joined[nodeid] for nodeid in reached}
 
 
 class WindowRecorder:

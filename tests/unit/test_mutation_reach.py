@@ -95,3 +95,14 @@ def test_refapps_switch_writes_a_line_per_bucket_near_each_reach_and_one_file_pe
     assert [name for _, name in parent.reaches] in (["no-deadline"], ["no-deadline", "no-deadline"])  # a bucket edge
     assert child.reaches[0][1] == "acks-early" and child.forked and not parent.forked
     assert all(before - BUCKET_S <= t <= time.time() for t, _ in parent.reaches + child.reaches)
+
+
+def test_what_an_earlier_baseline_reached_still_counts(tmp_path):
+    history = tmp_path / "history.json"
+    tmp_path = tmp_path / "reach"
+    tmp_path.mkdir()
+    history.write_text(json.dumps({"b": ["sweep-no-isolation"]}))  # a row failed under load, that time
+    write_run(tmp_path, [f"77 {LONG_LIVED} @start", f"77 {T0 + 15} no-deadline"], WINDOWS[:2])
+    found = scenarios_reaching(tmp_path, ["a", "b"], ["no-deadline", "sweep-no-isolation"], history)
+    assert found == {"no-deadline": ["a"], "sweep-no-isolation": ["b"]}
+    assert json.loads(history.read_text()) == {"a": ["no-deadline"], "b": ["sweep-no-isolation"]}
