@@ -26,6 +26,7 @@ DEFAULT_TERMINAL_STATES = ("done", "failed", "needs_human")
 RESERVED_ENV = {"JOBQUAKE_FAILPOINTS_DIR", "JOBQUAKE_CACHE_DIR", "JOBQUAKE_REQUIRE_DOCKER",
                 "JOBQUAKE_INSTRUMENT_DIR", "JOBQUAKE_INSTRUMENT_JOB_ID_FROM", "JOBQUAKE_PAIDAPI_URL",
                 "JOBQUAKE_PROCESS_NAME"}
+RESERVED_ENV |= {"JOBQUAKE_MUTANT_REACH"}  # `mutants --full`: the folder the app's mutant switch writes its reach to
 
 
 def _positive_float(value: Any) -> float:

@@ -116,10 +116,10 @@ class MutationMatrix:
         for proc in list(self._children):
             proc.terminate()
 
-    def run_one(self, mutant: str | None, nodeids: list[str]) -> Outcome:
+    def run_one(self, mutant: str | None, nodeids: list[str], extra_env: dict[str, str] | None = None) -> Outcome:
         label = mutant or "none"
         artifacts = self.work / label
-        env = {self.config.mutant_env: mutant} if mutant else {}
+        env = {**({self.config.mutant_env: mutant} if mutant else {}), **(extra_env or {})}
         started = time.monotonic()
         proc = self._pytest([*nodeids, f"--jobquake-artifacts={artifacts}", f"--jobquake-seed={self.config.seed}",
                              "-q", "-rfE"], env=env)

@@ -17,13 +17,23 @@ the machine could not carry) is no catch, unless the mutant made an
 invariant invalid that the run without it did not. Results that judge the run rather than the app (a fault that did
 not land, settle timing out, work leaking between tests) are not catches by
 invariant: they say the scenario could not be judged as written.
+
+Not every pair runs: the baseline session records which scenarios reach
+each mutant's switch (``harness.mutation_reach``), and a mutant runs, in one
+session, only with those. A skipped pair's result is the baseline's; it is
+reported as *not reached* (counted, and listed in the JSON), and a mutant no
+scenario reaches is ``SURVIVED``. An app that records no reach gets every
+pair run.
 """
 from __future__ import annotations
 
+import shutil
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.mutation import MutationMatrix, Outcome
+from harness.mutation_reach import ENV_VAR as REACH_ENV
+from harness.mutation_reach import read_windows, scenarios_reaching
 
 # results about the run itself, not about the app: never a catch by invariant
 NOT_APP_INVARIANTS = frozenset({"faults_landed", "settled_before_verdict", "no_work_from_earlier_tests",
@@ -40,6 +50,12 @@ class FullResult:
     outcome: Outcome
     declared: list[tuple[str, str | None]] = field(default_factory=list)  # (scenario, invariant) it was written for
     baseline: Outcome | None = None  # the run with no mutant: what fails there is no catch
+    not_reached: list[str] = field(default_factory=list)  # scenarios skipped: the baseline never reached it
+    suite: int = 0  # scenarios in the suite: those run are the others
+
+    @property
+    def pairs_run(self) -> int:
+        return self.suite - len(self.not_reached)
 
     @property
     def declared_caught(self) -> bool:
@@ -76,24 +92,49 @@ class FullResult:
 
 
 def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
-    """The baseline and every mutant, each against the whole suite (``matrix.jobs`` at once)."""
+    """The baseline (recording reach), then each mutant against the scenarios that reach it (``matrix.jobs`` at once)."""
     from concurrent.futures import ThreadPoolExecutor
 
     declared: dict[str, list[tuple[str, str | None]]] = {}
-    for nodeid, marks in matrix.catches().items():
+    catches = matrix.catches()
+    for nodeid, marks in catches.items():
         for mutant, invariant in marks:
             declared.setdefault(mutant, []).append((nodeid, invariant))
+    reach = matrix.work / "reach"
+    shutil.rmtree(reach, ignore_errors=True)
+    reach.mkdir(parents=True)
+    # containers neither inherit the variable nor share the host's pids: the docker backend runs every pair
+    recording = {REACH_ENV: str(reach)} if matrix.config.backend == "process" else {}
+    baseline = matrix.run_one(None, [matrix.scenarios], recording)
+    # None: the app records no reach; earlier baselines' reach counts too (timing decides some paths)
+    selected = scenarios_reaching(reach, list(catches), matrix.mutants, matrix.work / "reach-history.json")
+    spans = {w.nodeid: w.end - w.setup for w in read_windows(reach)}
+
+    def cost(name: str) -> float:  # the baseline's seconds for a mutant's scenarios: the longest start first
+        return baseline.seconds if selected is None else sum(spans.get(n, 0.0) for n in selected[name])
+
     with ThreadPoolExecutor(max_workers=matrix.jobs) as pool:
         try:
-            baseline = pool.submit(matrix.run_one, None, [matrix.scenarios])
-            futures = {name: pool.submit(matrix.run_one, name, [matrix.scenarios]) for name in matrix.mutants}
+            futures = {name: pool.submit(_run_selected, matrix, name, None if selected is None else selected[name])
+                       for name in sorted(matrix.mutants, key=cost, reverse=True)}
             results = [FullResult(name, matrix.mutants[name], futures[name].result(), declared.get(name, []),
-                                  baseline.result()) for name in matrix.mutants]
-            return baseline.result(), results
+                                  baseline, [] if selected is None else sorted(set(catches) - set(selected[name])),
+                                  len(catches))
+                       for name in matrix.mutants]
+            return baseline, results
         except BaseException:  # a stop signal: end the runs in progress, start no more
             pool.shutdown(wait=False, cancel_futures=True)
             matrix.stop_children()
             raise
+
+
+def _run_selected(matrix: MutationMatrix, name: str, nodeids: list[str] | None) -> Outcome:
+    """One mutant's session: these scenarios (None: the whole suite; none: no session, the baseline's result)."""
+    if nodeids is None:
+        return matrix.run_one(name, [matrix.scenarios])
+    if not nodeids:
+        return Outcome(name, [], 0)
+    return matrix.run_one(name, nodeids)
 
 
 def _short(nodeid: str) -> str:
@@ -102,12 +143,16 @@ def _short(nodeid: str) -> str:
 
 def _row(r: FullResult, width: int) -> str:
     failures = r.failures
+    if not r.outcome.nodeids:
+        return f"{r.name:<{width}}  SURVIVED  not reached: no scenario gets to its switch"
+    took = f"({r.pairs_run}/{r.suite} scenarios reach it, {r.outcome.seconds:.0f}s)" if r.not_reached else \
+        f"({r.outcome.seconds:.0f}s)"
     if not failures:
-        return f"{r.name:<{width}}  SURVIVED  every scenario passed  ({r.outcome.seconds:.0f}s)"
+        return f"{r.name:<{width}}  SURVIVED  every scenario passed  {took}"
     verdict = "caught  " if r.caught_by_invariant else "ASSERT  "
     what = "; ".join(f"{_short(n)} by {', '.join(names) if names else ASSERT_ONLY + ' only'}"
                      for n, names in failures.items())
-    return f"{r.name:<{width}}  {verdict}  {len(failures)} scenario(s): {what}  ({r.outcome.seconds:.0f}s)"
+    return f"{r.name:<{width}}  {verdict}  {len(failures)} scenario(s): {what}  {took}"
 
 
 def render_full(baseline: Outcome, results: list[FullResult], wall: float | None = None) -> list[str]:
@@ -131,9 +176,17 @@ def render_full(baseline: Outcome, results: list[FullResult], wall: float | None
     lost = [r.name for r in declared if not r.declared_caught]
     lines += ["", f"declared catches: {len(declared) - len(lost)}/{len(declared)} mutants caught by the scenario "
                   f"and invariant written for them" + (f" (not: {', '.join(lost)})" if lost else "")]
+    skipped, run = _pairs(results)
+    lines += [f"pairs: {run} run, {skipped} not reached (the scenario never gets to the mutant's switch "
+              f"in the baseline: its result is the baseline's)"]
     lines += [f"mutation score: {caught}/{len(results)} caught, "
                   f"{by_invariant}/{len(results)} caught by invariants{took}"]
     return lines
+
+
+def _pairs(results: list[FullResult]) -> tuple[int, int]:
+    """(pairs skipped as not reached, pairs run) of (scenario, mutant)."""
+    return sum(len(r.not_reached) for r in results), sum(r.pairs_run for r in results)
 
 
 def full_to_json(baseline: Outcome, results: list[FullResult], wall: float | None = None) -> dict[str, Any]:
@@ -141,6 +194,8 @@ def full_to_json(baseline: Outcome, results: list[FullResult], wall: float | Non
     return {
         "full": True,
         "wall_seconds": wall,
+        "pairs": dict(zip(("not_reached", "run"), _pairs(results))),
+        "not_reached": {r.name: r.not_reached for r in results},
         "baseline": asdict(baseline),
         "matrix": {r.name: r.failures for r in results},
         "mutants": [{"name": r.name, "description": r.description, "caught": r.caught,

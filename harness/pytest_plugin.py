@@ -44,6 +44,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from harness.nightly.pytest_entry import NightlyCollector
 
     config.pluginmanager.register(NightlyCollector(), "jobquake-nightly")
+    import os
+
+    from harness.mutation_reach import ENV_VAR, WindowRecorder
+
+    if os.environ.get(ENV_VAR):  # ``mutants --full``'s baseline: which test ran when, for the app's reach lines
+        config.pluginmanager.register(WindowRecorder(os.environ[ENV_VAR]), "jobquake-reach-windows")
 
 
 def _session(config: pytest.Config):

@@ -45,12 +45,12 @@ def test_summary_counts_catches_by_invariant():
     assert data["score"] == {"caught": 2, "caught_by_invariants": 1, "total": 3}
 
 
-def test_every_mutant_runs_the_whole_suite(monkeypatch):
-    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=Path("/nonexistent"))
+def test_an_app_that_records_no_reach_runs_every_mutant_against_the_whole_suite(monkeypatch, tmp_path):
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path)
     m.mutants = {"acks-early": "x", "no-sweeper": "y"}
     ran = []
     monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [("acks-early", "every_job_terminal")]})
-    monkeypatch.setattr(m, "run_one", lambda mutant, nodeids: ran.append((mutant, nodeids)) or outcome(mutant))
+    monkeypatch.setattr(m, "run_one", lambda mutant, nodeids, env=None: ran.append((mutant, nodeids)) or outcome(mutant))
     baseline, results = run_full(m)
     assert sorted((mutant or "", nodeids) for mutant, nodeids in ran) == [
         ("", [m.scenarios]), ("acks-early", [m.scenarios]), ("no-sweeper", [m.scenarios])]
@@ -75,3 +75,28 @@ def test_a_scenario_failing_without_the_mutant_too_is_no_catch():
                       baseline=baseline)
     assert same.failures == {} and not same.caught
     assert more.failures == {"s::flaky": ["every_job_terminal"]} and more.caught_by_invariant
+
+
+def test_each_mutant_runs_only_with_the_scenarios_that_reach_it(monkeypatch, tmp_path):
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path)
+    m.mutants = {"acks-early": "x", "no-sweeper": "y", "sweep-no-isolation": "z"}
+    ran = []
+
+    def run_one(mutant, nodeids, env=None):
+        if env:  # the baseline: s.py::a reaches acks-early in its call, s.py::b nothing
+            folder = Path(env["JOBQUAKE_MUTANT_REACH"])
+            (folder / "windows.jsonl").write_text('{"nodeid": "s.py::a", "setup": 100, "call": 101, "end": 110}\n'
+                                                  '{"nodeid": "s.py::b", "setup": 110, "call": 111, "end": 120}\n')
+            (folder / "9.reach").write_text("9 50 @start\n9 105 acks-early\n")
+        ran.append((mutant, nodeids))
+        return outcome(mutant)
+
+    monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [], "s.py::b": []})
+    monkeypatch.setattr(m, "run_one", run_one)
+    baseline, results = run_full(m)
+    assert sorted((mutant or "", nodeids) for mutant, nodeids in ran) == [("", [m.scenarios]), ("acks-early", ["s.py::a"])]
+    assert [r.not_reached for r in results] == [["s.py::b"], ["s.py::a", "s.py::b"], ["s.py::a", "s.py::b"]]
+    lines = render_full(baseline, results, wall=5.0)
+    assert any(line.startswith("no-sweeper") and "not reached" in line for line in lines)
+    assert "pairs: 1 run, 5 not reached" in "\n".join(lines)
+    assert full_to_json(baseline, results, 5.0)["pairs"] == {"not_reached": 5, "run": 1}
