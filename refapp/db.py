@@ -13,6 +13,8 @@ import os
 import threading
 
 import sqlalchemy as sa
+from celery.exceptions import SoftTimeLimitExceeded
+from sqlalchemy import event
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Engine
 
@@ -181,6 +183,31 @@ _engines: dict[tuple[int, str], Engine] = {}
 _lock = threading.Lock()
 
 
+def _abort_behind(exc: BaseException | None) -> BaseException | None:
+    """The soft time limit this error was raised while handling, if any."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, SoftTimeLimitExceeded):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _keep_the_abort(context: sa.engine.ExceptionContext) -> None:
+    """A soft limit that interrupted a query stays the error, and the connection is dropped.
+
+    Celery raises the soft limit from a signal handler, often inside a query.
+    The connection still has that command in progress, so the rollback on the
+    way out fails ("another command is already in progress") and that error
+    would replace the abort: the job would end ``error:``, not ``timeout:``.
+    """
+    abort = _abort_behind(context.original_exception)
+    if abort is not None:
+        context.is_disconnect = True  # a command is still in progress on it: not reusable
+        raise abort
+
+
 def engine() -> Engine:
     """This process's engine (one per pid: a forked Celery child never shares its parent's pool)."""
     config = settings.get()
@@ -198,6 +225,7 @@ def engine() -> Engine:
                 connect_args={"connect_timeout": 5},
             )
             register_resource("db_engine", created)
+            event.listen(created, "handle_error", _keep_the_abort)
             # INFO (SQLAlchemy's default is WARN): a pre-ping that found the database gone
             # and the reconnect are then in the process's log, where a chaos run can see them
             logging.getLogger("sqlalchemy.pool").setLevel(logging.INFO)
