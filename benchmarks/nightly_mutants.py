@@ -3,11 +3,14 @@
 For each mutant below, a seeded ``jobquake nightly`` (chosen so that its
 schedule reaches the bug) with shrinking on; then the printed minimal
 scenario under pytest on the mutant (must fail) and on the correct app (must
-pass); then ``jobquake nightly --replay`` of the original schedule (replay
+pass, twice); then ``jobquake nightly --replay`` of the original schedule (replay
 fidelity: the same invariant fails again). Prints a table, writes
 ``benchmarks/results/nightly_mutants.json``.
 
-    .venv/bin/python benchmarks/nightly_mutants.py [--only acks-early ...] [--shrink-budget 4m]
+    .venv/bin/python benchmarks/nightly_mutants.py [--only acks-early ...] [--shrink-budget 4m] [--keep DIR]
+
+``--keep DIR`` leaves each run's folder there (the printed scenario is
+``DIR/<mutant>/minimal/test_*.py``); the load average is stored per mutant.
 
 Each mutant takes several minutes (the run, up to the shrink budget of
 reruns, two scenario runs, the replay).
@@ -26,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "nightly_mutants.json"
 ALL_KINDS = "kill,hang,pool,pause,defence_off,latency,poison"
+REFAPP_RUNS = 2  # the printed scenario must pass on the correct app every time, not once
 
 CASES = {  # mutant -> (the nightly that finds it, the invariant it should fail)
     "sweep-no-isolation": (["--seed", "9", "--duration", "40s", "--faults", ALL_KINDS, "--rate", "2/s"],
@@ -73,13 +77,16 @@ def one(mutant: str, tmp: Path, budget: str) -> dict:
     if shrink_file.is_file():
         shrunk = json.loads(shrink_file.read_text())
         path = out / "minimal" / shrunk["scenario"]
+        on_refapp = [scenario(path, None, tmp / f"refapp-{i}") for i in range(REFAPP_RUNS)]
         row.update(shrunk_faults=shrunk["faults"], reruns=shrunk["reruns"], shrink_s=shrunk["seconds"],
-                   scenario_fails_on_mutant=scenario(path, mutant, tmp / "a") == 1,
-                   scenario_passes_on_refapp=scenario(path, None, tmp / "b") == 0)
+                   scenario=str(path), scenario_fails_on_mutant=scenario(path, mutant, tmp / "a") == 1,
+                   scenario_on_refapp_exit_codes=on_refapp,
+                   scenario_passes_on_refapp=all(code == 0 for code in on_refapp))
     if code == 1:
         replay_code, replay_failed = nightly(["--replay", str(out), "--no-shrink"], mutant, out / "replay")
         row.update(replay_failed=sorted(replay_failed), same_invariant=bool(failed & replay_failed))
     row["seconds"] = round(time.monotonic() - began, 1)
+    row["load_average"] = [round(x, 2) for x in os.getloadavg()]  # 1, 5, 15 min, as the mutant's run ends
     return row
 
 
@@ -88,15 +95,17 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--shrink-budget", default="4m")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where to write the JSON")
+    parser.add_argument("--keep", type=Path, default=None, help="keep each run's folder (and printed scenario) here")
     args = parser.parse_args()
     rows = []
     print(f"{'mutant':<24} {'found':<6} {'invariant':<20} {'faults':<7} {'reruns':<7} {'on mutant':<10} "
           f"{'on refapp':<10} {'replay':<7} seconds")
     with tempfile.TemporaryDirectory() as tmp:
+        folder = args.keep.resolve() if args.keep else Path(tmp)
         for mutant in CASES:
             if args.only and mutant not in args.only:
                 continue
-            row = one(mutant, Path(tmp), args.shrink_budget)
+            row = one(mutant, folder, args.shrink_budget)
             rows.append(row)
             print(f"{mutant:<24} {str(row['found']):<6} {','.join(row['failed']) or '-':<20} "
                   f"{row.get('shrunk_faults', '-')!s:<7} {row.get('reruns', '-')!s:<7} "

@@ -150,6 +150,24 @@ def declared_budgets(time_scale: float | None = None) -> dict[str, dict[str, flo
     }
 
 
+def nightly_recovery(time_scale: float | None = None) -> float:
+    """Seconds refapp's own defences take to bring back a job a fault lost, at ``time_scale``.
+
+    For a nightly run's job bound (``[tool.jobquake.nightly] recovery``): the
+    slowest of its three ways back. A message the broker lost (Redis back
+    empty) is re-sent by the sweeper once the job was queued too long; a
+    dead attempt, once its heartbeat is stale; a task a dead worker held,
+    by the broker once its visibility window has passed. Each waits for the
+    next sweeper pass or restore sweep.
+    """
+    if time_scale is None:
+        time_scale = float(os.environ.get("REFAPP_TIME_SCALE") or 1.0)
+    sweeper = scaled("sweeper_interval", time_scale)
+    return round(max(scaled("queued_too_long", time_scale) + sweeper,
+                     scaled("heartbeat_stale", time_scale) + sweeper,
+                     scaled("broker_visibility", time_scale) + scaled("broker_restore_interval", time_scale)), 2)
+
+
 def _flag(argv: list[str], name: str) -> float | None:
     """The value of a ``--name value`` flag in a command line, None when absent."""
     return float(argv[argv.index(name) + 1]) if name in argv else None

@@ -87,7 +87,7 @@ def _schedule(args: argparse.Namespace, config, nightly):
     return draw(seed=shard_seed(config.seed, index, count), duration=args.duration, kinds=kinds,
                 target=nightly.target(config), rate=args.rate or nightly.rate,
                 concurrency=args.concurrency or nightly.concurrency,
-                job_bound=args.job_bound or nightly.job_bound, mean_gap=args.fault_every or MEAN_GAP_S,
+                job_bound=args.job_bound or nightly.bound(config), mean_gap=args.fault_every or MEAN_GAP_S,
                 shard=f"{index}/{count}" if args.shard else None, sweep_every=nightly.sweep_every)
 
 

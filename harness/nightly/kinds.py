@@ -10,6 +10,8 @@ job bound has passed after it healed, a slow job is the fault's doing, not
 the app's. A kind that only switches a defence off (``defence_off``: the
 sweeper paused while the broker is still there to redeliver) does not
 extend it: the app must finish its jobs in time through its other defences.
+Such a fault is healed no earlier than those jobs are judged (the nemesis
+holds it), so a slow heal of another fault cannot end it too soon.
 """
 from __future__ import annotations
 

@@ -147,6 +147,13 @@ class Monitor:
             if job_id not in self.stuck and now - since > self.job_bound:
                 self._report(job_id, states.get(job_id), now, since)
 
+    def judged_before(self, t: float) -> bool:
+        """True once every job accepted before run second ``t`` has ended or been reported stuck."""
+        cutoff = self.nemesis.started + t
+        completed, stuck = set(self.completed), set(self.stuck)
+        return all(job in completed or job in stuck
+                   for job, accepted in self.workload.accepted_at().items() if accepted < cutoff)
+
     def _overtaken_since(self, order: list[str]) -> dict[str, float]:
         """Per job, when a job accepted after it first completed (inf: none yet).
 

@@ -5,19 +5,38 @@ run's ``Faults`` (so the run heals whatever is left before it is judged).
 A fault that cannot be injected (its service is already down, its moment
 never came) is recorded and counted, and the schedule goes on: a nightly
 run reports what landed, it does not stop at the first refusal.
+
+A fault that switches a defence off (``extends_bound`` false) is healed at
+its planned time only if the jobs it was meant to expose have been judged:
+while a delaying fault that began before its planned heal is still active,
+or a job accepted before that fault's heal is neither ended nor reported
+stuck, the defence stays off. Without this, how long a heal took (a fresh
+worker starts in 5 s on a quiet machine, 13 s on a busy one) would decide
+whether the defence returned before the job bound ran out, and the same
+schedule would fail on one run and pass on the next.
+
+The nemesis also plays the deployment's process supervisor (systemd's
+``Restart=always``, a Kubernetes Deployment): a worker that exited on its
+own (Celery's worker quits with "Unrecoverable error" when the broker
+connection drops under an ack) is started again, as production would,
+and the restart is recorded (``nightly ok worker_restart``). A worker a kill
+fault took down is left to that fault's heal.
 """
 from __future__ import annotations
 
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
-from harness.errors import FaultError
+from harness.errors import FaultError, WaitTimeout
+from harness._wait import wait_until
 from harness.faults import Fault, from_spec
 from harness.nightly.schedule import Planned
 
 SOURCE = "nightly"
+HOLD_POLL_S = 0.2  # how often a held defence looks again whether it may return
+SUPERVISE_S = 0.5  # how often the supervisor looks for a worker that exited on its own
 
 
 @dataclass
@@ -50,15 +69,21 @@ class Nemesis:
     def __init__(self, run: Any, faults: tuple[Planned, ...], started: float):
         self.run = run
         self.started = started
+        # the monitor's answer to "has every job accepted before run second t ended or been reported stuck?"
+        self.judged: Callable[[float], bool] = lambda t: True
         self.windows = [Window(i, planned) for i, planned in enumerate(faults)]
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads = [threading.Thread(target=self._play, args=(w,), name=f"nightly-fault-{w.index}",
                                           daemon=True) for w in self.windows]
+        # the supervisor outlives the timeline: the app settles after the last heal, and may crash then too
+        self._unsupervised = threading.Event()
+        self._supervisor = threading.Thread(target=self._supervise, name="nightly-supervisor", daemon=True)
 
     def start(self) -> None:
         for thread in self._threads:
             thread.start()
+        self._supervisor.start()
 
     def now(self) -> float:
         return time.monotonic() - self.started
@@ -67,8 +92,54 @@ class Nemesis:
         if self._stop.wait(max(0.0, window.planned.at - self.now())):
             return
         self._inject(window)
-        if not self._stop.wait(max(0.0, window.planned.heal_at - self.now())):
-            self._heal(window)
+        if self._stop.wait(max(0.0, window.planned.heal_at - self.now())):
+            return
+        while not self.may_return(window):  # a defence stays off until its jobs are judged
+            if self._stop.wait(HOLD_POLL_S):
+                return  # finish() heals it
+        self._heal(window)
+
+    def _supervise(self) -> None:
+        while not self._unsupervised.wait(SUPERVISE_S):
+            self.restart_exited_workers()
+
+    def stop_supervising(self) -> None:
+        """Stop restarting workers (once the app has settled, before the verdict)."""
+        self._unsupervised.set()
+        if self._supervisor.is_alive():
+            self._supervisor.join(60)
+
+    def restart_exited_workers(self) -> list[int]:
+        """Start again each worker that exited on its own (none while a kill fault is under way)."""
+        workers = getattr(self.run, "workers", None)
+        if workers is None:
+            return []
+        with self._lock:
+            killing = any(w.planned.spec.get("fault") == "kill_worker" and w.fault is not None
+                          and w.healed_at is None and w.error is None for w in self.windows)
+        if killing:
+            return []
+        restarted = workers.replace_dead()
+        for index in restarted:
+            self.run.history.record(SOURCE, "ok", "worker_restart",
+                                    data={"worker": workers[index].name, "t": round(self.now(), 3)})
+        return restarted
+
+    def may_return(self, window: Window) -> bool:
+        """May this fault heal now? A delaying fault always; a defence once the jobs it exposed were judged.
+
+        Those jobs: every job accepted before the last heal of a delaying
+        fault planned to begin while the defence was off.
+        """
+        if window.planned.extends_bound:
+            return True
+        with self._lock:
+            delaying = [w for w in self.windows if w.planned.extends_bound and w.planned.at < window.planned.heal_at
+                        and not (w.injected_at is None and w.error is not None)]  # skip one that never landed
+            if any(w.healed_at is None for w in delaying):
+                return False
+            last_heal = max((w.healed_at for w in delaying if w.healed_at is not None), default=None)
+        return last_heal is None or self.judged(last_heal)
 
     def _inject(self, window: Window) -> None:
         began = self.now()  # the window opens when inject() starts: its "ok" event falls inside
@@ -105,12 +176,25 @@ class Nemesis:
         for thread in self._threads:
             thread.join(60)
 
-    def finish(self) -> None:
-        """Heal what is still active and note the heal times."""
+    def finish(self, hold: float = 0.0) -> None:
+        """Heal what is still active and note the heal times.
+
+        Delaying faults heal at once; a defence still off waits up to ``hold``
+        seconds for the jobs it exposed to be judged (see ``may_return``).
+        """
         self.stop()
         for window in self.windows:
-            if window.active:
+            if window.active and window.planned.extends_bound:
                 self._heal(window)
+        held = [w for w in self.windows if w.active]
+        if held and hold > 0:
+            try:
+                wait_until(lambda: all(self.may_return(w) for w in held), timeout=hold, interval=HOLD_POLL_S,
+                           what="the jobs a defence's absence exposed to be judged")
+            except WaitTimeout:
+                pass  # the defence returns now; the monitor still judges what is left
+        for window in held:
+            self._heal(window)
 
     # -- what the monitor asks -----------------------------------------------------------
     def bound_start(self) -> tuple[bool, float]:

@@ -79,7 +79,7 @@ def run_nightly(session: Any, seconds: float, faults: str | None, shrink_budget:
     nightly = NightlySettings.from_config(config)
     kinds = tuple(k.strip() for k in faults.split(",") if k.strip()) if faults else nightly.faults
     schedule = draw(seed=config.seed, duration=seconds, kinds=kinds, target=nightly.target(config),
-                    rate=nightly.rate, concurrency=nightly.concurrency, job_bound=nightly.job_bound,
+                    rate=nightly.rate, concurrency=nightly.concurrency, job_bound=nightly.bound(config),
                     sweep_every=nightly.sweep_every)
     out = session.artifacts_root / "nightly" / f"seed-{schedule.seed}"
     out.mkdir(parents=True, exist_ok=True)

@@ -96,6 +96,7 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Sta
     nemesis = Nemesis(run, schedule.faults, started)
     monitor = Monitor(run, workload, nemesis, job_bound=schedule.job_bound, on_tick=on_tick,
                       on_stuck=(lambda _job: stop.set()) if fail_fast else None)
+    nemesis.judged = monitor.judged_before
     sweeps = SweepLoop(run, sweep, schedule.sweep_every) if schedule.sweep_every and sweep else None
     for part in (nemesis, workload, monitor, *([sweeps] if sweeps else [])):
         part.start()
@@ -105,13 +106,16 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Sta
         workload.stop()
         if sweeps is not None:
             sweeps.stop()
-        nemesis.finish()
+        # a defence still off stays off until the jobs it exposed are judged (a run that failed already
+        # does not wait for that)
+        nemesis.finish(hold=0.0 if fail_fast and monitor.stuck else schedule.job_bound + SETTLE_MARGIN_S)
         run.history.record(SOURCE, "ok", "stop", data={"t": round(nemesis.now(), 3)})
         # the monitor keeps looking while the app settles: a job still stuck is reported
         if fail_fast and monitor.stuck:
             settled(run, FAIL_FAST_SETTLE_S)
         else:
             settle(run, monitor, schedule)
+        nemesis.stop_supervising()
         monitor.stop()
         final = monitor.tick()
         if sweeps is not None:

@@ -3,6 +3,8 @@
     [tool.jobquake.nightly]
     submit = "scenarios.nightly_workload:submit"   # submit(values, job) -> job id | None
     job_bound = 20            # seconds a job may take once no delaying fault is active
+    recovery = "refapp.budgets:nightly_recovery"   # recovery(time_scale) -> seconds the app's own
+                              # defences need to bring back a job a fault lost; added to job_bound
     rate = 5                  # jobs per second
     concurrency = 4           # submissions in flight at once
     faults = ["kill", "hang", "pool", "pause", "defence_off", "latency"]
@@ -29,8 +31,8 @@ from harness.nightly.kinds import DEFAULT_KINDS, Target
 from harness.nightly.sweeps import SweepHooks
 from harness.nightly.workload import SubmitFn
 
-KEYS = ("submit", "job_bound", "rate", "concurrency", "faults", "pause_services", "defences", "pool_failpoint",
-        "kill_failpoints", "sweep", "sweep_record", "sweep_every", "poison")
+KEYS = ("submit", "job_bound", "recovery", "rate", "concurrency", "faults", "pause_services", "defences",
+        "pool_failpoint", "kill_failpoints", "sweep", "sweep_record", "sweep_every", "poison")
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class NightlySettings:
 
     submit: str = ""
     job_bound: float = 30.0
+    recovery: str = ""
     rate: float = 5.0
     concurrency: int = 4
     faults: tuple[str, ...] = DEFAULT_KINDS
@@ -61,6 +64,7 @@ class NightlySettings:
         try:
             return cls(submit=str(table.get("submit", "")),
                        job_bound=float(table.get("job_bound", cls.job_bound)),
+                       recovery=str(table.get("recovery", "")),
                        rate=float(table.get("rate", cls.rate)),
                        concurrency=int(table.get("concurrency", cls.concurrency)),
                        faults=_names(table.get("faults", DEFAULT_KINDS)),
@@ -80,6 +84,26 @@ class NightlySettings:
                               "submits one job, called as submit(values, job) -> job id | None",
                               key="nightly.submit")
         return load_callable(self.submit, "nightly.submit", config.root)
+
+    def bound(self, config: Config) -> float:
+        """The job bound at this run's time scale: ``job_bound`` plus the app's own recovery time.
+
+        A job a fault lost comes back through the app's defences (a sweeper
+        that re-sends a job queued too long, a broker that redelivers after
+        its visibility window); the app names how long that takes at a time
+        scale, so the bound is computed from the app's timings, not guessed.
+        """
+        if not self.recovery:
+            return self.job_bound
+        recovery = load_callable(self.recovery, "nightly.recovery", config.root)(config.time_scale)
+        try:
+            seconds = float(recovery)
+        except (TypeError, ValueError):
+            seconds = -1.0
+        if not seconds >= 0:
+            raise ConfigError(f"[tool.jobquake.nightly] recovery {self.recovery!r} returned {recovery!r}; "
+                              f"expected seconds >= 0", key="nightly.recovery")
+        return round(self.job_bound + seconds, 2)
 
     def target(self, config: Config) -> Target:
         return Target(workers=int(config.workers) if config.worker_command else 0,

@@ -1,7 +1,9 @@
 """Shrink a failing schedule: fewer faults, a shorter run, fewer jobs, shorter faults.
 
 Delta debugging (Zeller's ddmin) over the faults first, since a fault
-dropped is the largest step; then the run is cut to just around its
+dropped is the largest step; then a kill "now" (which may find its worker
+idle, or busy, depending on the machine's speed) is pinned to a failpoint
+where it lands mid-job, if the schedule still fails that way; then the run is cut to just around its
 faults, the job rate halved, each fault's duration halved. Every candidate
 is rerun on a fresh reset of the same stack and kept only if one of the
 invariants that failed originally fails again. The budget bounds the
@@ -19,6 +21,7 @@ from typing import Callable, Iterator
 from harness.nightly.runner import NightlyRunner, Outcome
 from harness.nightly.schedule import Planned, Schedule
 from harness.nightly.scenario_writer import scenario_source
+from harness.nightly.settings import NightlySettings
 
 LEAD_IN_S = 1.0   # a shifted schedule starts its first fault this far into the run
 TAIL_S = 1.0      # and ends this long after its last heal
@@ -41,8 +44,10 @@ class Shrinker:
     """Reruns candidates through ``attempt`` (returns an Outcome) until none smaller fails."""
 
     def __init__(self, attempt: Callable[[Schedule], Outcome], original: Outcome, budget_s: float,
-                 log: Callable[[str], None] = print):
+                 log: Callable[[str], None] = print, kill_failpoints: tuple[str, ...] = ()):
+        """``kill_failpoints``: where a kill may be pinned to land mid-job (the app's own list)."""
         self.attempt = attempt
+        self.kill_failpoints = kill_failpoints
         self.wanted = original.failed_invariants()
         self.best = original
         self.budget_s = budget_s
@@ -93,6 +98,22 @@ class Shrinker:
                 n = min(2 * n, len(faults))
         return schedule.with_faults(faults)
 
+    def pinned(self, schedule: Schedule) -> Schedule:
+        """Each kill "now" tied to a failpoint instead (the first one with which the schedule still fails)."""
+        for i, fault in enumerate(schedule.faults):
+            if fault.spec.get("fault") != "kill_worker" or fault.spec.get("when", "now") != "now":
+                continue
+            for name in self.kill_failpoints:
+                if self.exhausted:
+                    return schedule
+                faults = list(schedule.faults)
+                faults[i] = replace(fault, spec={"fault": "kill_worker", "when": {"at_failpoint": {"name": name}}})
+                candidate = schedule.with_faults(faults)
+                if self.fails(candidate):
+                    schedule = candidate
+                    break
+        return schedule
+
     def shorter(self, schedule: Schedule) -> Schedule:
         """Move the faults to the start and end the run just after the last heal."""
         if not schedule.faults:
@@ -125,7 +146,7 @@ class Shrinker:
         return schedule
 
     def shrink(self, schedule: Schedule) -> Shrunk:
-        for step in (self.ddmin, self.shorter, self.fewer_jobs, self.shorter_faults):
+        for step in (self.ddmin, self.pinned, self.shorter, self.fewer_jobs, self.shorter_faults):
             if self.exhausted:
                 break
             schedule = step(schedule)
@@ -158,8 +179,9 @@ def shrink_and_print(runner: NightlyRunner, original: Outcome, out: Path, *, bud
     """Shrink ``original``'s schedule on ``runner``'s stack; print and save the minimal scenario."""
     folders = _numbered(out / "shrink")
     print(f"shrinking (budget {budget:g} s): reruns on fresh resets of the same stack", flush=True)
+    kill_failpoints = NightlySettings.from_config(runner.config).kill_failpoints
     shrinker = Shrinker(lambda s: runner.run_schedule(s, next(folders), title="nightly shrink", fail_fast=True),
-                        original, budget, log=lambda line: print(line, flush=True))
+                        original, budget, log=lambda line: print(line, flush=True), kill_failpoints=kill_failpoints)
     shrunk = shrinker.shrink(original.schedule)
     result = next(r for r in shrunk.outcome.verdict.results if r.valid is False and r.name in shrinker.wanted)
     source = scenario_source(shrunk.schedule, invariant=result.name, message=result.message,
