@@ -8,8 +8,8 @@ it, so its result is the baseline's and the pair need not run.
 **Recording.** When ``JOBQUAKE_MUTANT_REACH`` names a folder, the app's
 mutant switch appends ``<pid> <unix time> <name>`` to a file of its own in
 that folder each time it is asked about ``name`` (at most one line per
-``BUCKET_S`` bucket and name: a reach at time t has a line within
-``BUCKET_S`` of t). A line ``<pid> <time> @start`` may date the start of
+``BUCKET_S`` bucket and name, dated by the bucket's first reach: a reach
+at time t has a line at most ``BUCKET_S`` before t, never after it). A line ``<pid> <time> @start`` may date the start of
 that process's program (else its first line does); ``<pid> <time> @fork``
 says the process is a child forked without exec, whose start-up is its
 parent's (a Celery pool process). ``--full`` sets the
@@ -21,8 +21,10 @@ every pair run.
 **Attribution** (a reach by process P of ``name`` at time t), built to
 over-approximate, never to miss a pair that could behave differently:
 
-* a reach inside a test's call or teardown (the window widened by
-  ``BUCKET_S``) counts for that test: the switch acted while it ran;
+* a reach inside a test's call or teardown (the window's start moved
+  back by ``BUCKET_S``, since a line may date a reach up to that much
+  later; its end not moved, since no line is dated after its reach)
+  counts for that test: the switch acted while it ran;
 * a reach outside every call and teardown (before the first test, between
   tests, during a setup: when the stack starts or resets), or during P's
   start-up, counts for **every test that ends after it**. The stack lives
@@ -124,8 +126,8 @@ def read_windows(folder: Path) -> list[Window]:
 
 
 def _running(windows: list[Window], when: float) -> list[Window]:
-    """The tests in whose call or teardown ``when`` falls (widened by the bucket)."""
-    return [w for w in windows if w.call is not None and w.call - BUCKET_S <= when <= w.end + BUCKET_S]
+    """The tests whose call or teardown a line dated ``when`` may stand for (its bucket runs on after it)."""
+    return [w for w in windows if w.call is not None and w.call - BUCKET_S <= when <= w.end]
 
 
 def start_up_end(process: Process, windows: list[Window]) -> float:

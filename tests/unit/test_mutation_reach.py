@@ -31,6 +31,13 @@ def test_a_line_within_the_bucket_of_a_call_counts_for_it():
     assert found["b"] == {"no-deadline"}
 
 
+def test_a_line_dated_after_a_tests_end_is_not_that_tests():
+    # back-to-back tests: a line dates the first reach of its bucket, never an earlier one
+    windows = [Window("x", T0, T0 + 1, T0 + 5), Window("y", T0 + 5, T0 + 5.3, T0 + 9)]
+    found = attribute([Process(1, LONG_LIVED, [(T0 + 5.7, "sweep-no-isolation")])], windows)
+    assert found == {"x": set(), "y": {"sweep-no-isolation"}}
+
+
 def test_a_reach_at_a_process_start_counts_for_every_later_test():
     # read once at start (a configuration), inside a's call: it shapes b and c too, not what ended before
     found = reached(Process(1, T0 + 112, [(T0 + 112 + STARTUP_S / 2, "acks-early")]))
