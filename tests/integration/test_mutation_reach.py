@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from harness.mutation_reach import ENV_VAR, read_windows, scenarios_reaching
+from tests.common.children import run_cleanly
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -20,9 +20,9 @@ def test_a_sweep_only_switch_is_reached_by_the_sweep_scenario_alone(tmp_path):
     reach = tmp_path / "reach"
     reach.mkdir()
     env = {**{k: v for k, v in os.environ.items() if k != "REFAPP_MUTANT"}, ENV_VAR: str(reach)}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", HAPPY, SWEEP,
-                           f"--jobquake-artifacts={tmp_path / 'artifacts'}"],
-                          cwd=ROOT, env=env, text=True, capture_output=True, timeout=600)
+    done = run_cleanly([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", HAPPY, SWEEP,
+                        f"--jobquake-artifacts={tmp_path / 'artifacts'}"],
+                        cwd=ROOT, env=env, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
     assert [w.nodeid for w in read_windows(reach)] == [HAPPY, SWEEP]
     found = scenarios_reaching(reach, [HAPPY, SWEEP], ["sweep-no-isolation", "fresh-idempotency-key", "acks-early"])

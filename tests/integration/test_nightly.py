@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from harness.nightly.schedule import Schedule
+from tests.common.children import run_cleanly
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 
 
 def nightly(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.cli", "nightly", *args], cwd=ROOT, text=True,
-                          capture_output=True, timeout=timeout)
+    return run_cleanly([sys.executable, "-m", "harness.cli", "nightly", *args], cwd=ROOT, timeout=timeout)
 
 
 def test_a_short_nightly_on_the_correct_app_is_valid_reports_progress_and_replays(tmp_path):

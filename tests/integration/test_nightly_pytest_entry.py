@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.common.children import run_cleanly
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 
@@ -24,7 +26,7 @@ def pytest_nightly(tmp_path: Path, mutant: str | None, *args: str) -> subprocess
     cmd = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider", "-q",
            str(ROOT / "tests" / "unit" / "test_nightly_schedule.py"), "-k", "jobquake_nightly",
            f"--jobquake-artifacts={tmp_path}", *args]
-    return subprocess.run(cmd, cwd=ROOT, env=env, text=True, capture_output=True, timeout=400)
+    return run_cleanly(cmd, cwd=ROOT, env=env, timeout=400)
 
 
 def test_the_nightly_test_passes_on_the_correct_app(tmp_path):

@@ -6,11 +6,12 @@ own. That each of its bugs is caught is the mutation matrix's job
 """
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.common.children import run_cleanly
 
 OWNAPP = Path(__file__).resolve().parents[1] / "ownapp"
 SCENARIOS = 5
@@ -19,9 +20,9 @@ pytestmark = pytest.mark.integration
 
 
 def test_the_second_apps_headline_scenarios_pass_on_its_correct_code(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "pytest", "scenarios", "-p", "no:cacheprovider", "-q",
+    proc = run_cleanly([sys.executable, "-m", "pytest", "scenarios", "-p", "no:cacheprovider", "-q",
                            f"--jobquake-artifacts={tmp_path / 'artifacts'}"],
-                          cwd=OWNAPP, capture_output=True, text=True, timeout=600)
+                          cwd=OWNAPP, timeout=600)
     tail = proc.stdout[-4000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, tail
     assert f"{SCENARIOS} passed" in proc.stdout, tail

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.common.children import run_cleanly
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -35,8 +36,8 @@ CASES = {  # mutant -> (nightly arguments, the invariant that must fail)
 def test_a_two_minute_nightly_finds_the_mutant(mutant, tmp_path):
     args, invariant = CASES[mutant]
     env = {**os.environ, "REFAPP_MUTANT": mutant}
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "nightly", "--duration", "2m", *args, "--no-shrink",
-                           "--out", str(tmp_path)], cwd=ROOT, env=env, text=True, capture_output=True, timeout=600)
+    done = run_cleanly([sys.executable, "-m", "harness.cli", "nightly", "--duration", "2m", *args, "--no-shrink",
+                           "--out", str(tmp_path)], cwd=ROOT, env=env, timeout=600)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
     results = json.loads((tmp_path / "nightly.json").read_text())["verdict"]["results"]
     assert invariant in {r["name"] for r in results if r["valid"] is False}, done.stdout[-3000:]

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.nightly.schedule import Planned, Schedule
+from tests.common.children import run_cleanly
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -38,7 +39,7 @@ def run(cmd: list[str], mutant: str | None, timeout: float) -> subprocess.Comple
     env = {k: v for k, v in os.environ.items() if k != "REFAPP_MUTANT"}
     if mutant:
         env["REFAPP_MUTANT"] = mutant
-    return subprocess.run(cmd, cwd=ROOT, env=env, text=True, capture_output=True, timeout=timeout)
+    return run_cleanly(cmd, cwd=ROOT, env=env, timeout=timeout)
 
 
 def test_a_failing_schedule_shrinks_to_a_scenario_that_catches_the_mutant(tmp_path):
