@@ -27,14 +27,12 @@ from harness.checks.needs import Missing, Need
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
 from harness.checks.submissions import accepted
+from harness.checks.uploads import Upload, answered_submissions
 from harness.evidence.snapshot import Snapshot
-from harness.history import vocabulary as v
-from harness.history.event import INVOKE, Event
+from harness.history.event import Event
 from harness.history.history import History
 
 NAME = "each_upload_its_own_job"
-
-Upload = tuple[str, str]  # (project, file)
 
 
 @dataclass(frozen=True)
@@ -55,13 +53,8 @@ def _upload(event: Event | None) -> Upload | None:
 
 def accepted_uploads(history: History) -> list[Accepted]:
     """Every accepted submission that names its upload and its job, in the order answered."""
-    pending: list[Event] = []
     found: list[Accepted] = []
-    for event in history.by_source(v.SUBMIT, name=v.SUBMIT):
-        if event.type == INVOKE:
-            pending.append(event)
-            continue
-        request = pending.pop() if pending else None
+    for event, request in answered_submissions(history):
         upload = _upload(event) or _upload(request)
         job_id = event.job_id or event.data.get("job_id")
         if upload is not None and job_id is not None and accepted(event):

@@ -21,7 +21,7 @@ attempts and keys.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
@@ -38,15 +38,23 @@ NAME = "no_upload_billed_twice"
 Upload = tuple[str, str]  # (project, file)
 
 
-def uploads_by_job(history: History) -> dict[str, Upload]:
-    """The upload each accepted submission's job was made for."""
+def answered_submissions(history: History) -> Iterator[tuple[Event, Event | None]]:
+    """(answer, the request it answers or None) for every ``submit`` answer, in order.
+
+    Each answer is paired with the latest unanswered request before it: exact
+    when a client submits one request at a time."""
     pending: list[Event] = []
-    found: dict[str, Upload] = {}
     for event in history.by_source(v.SUBMIT, name=v.SUBMIT):
         if event.type == INVOKE:
             pending.append(event)
-            continue
-        request = pending.pop() if pending else None
+        else:
+            yield event, (pending.pop() if pending else None)
+
+
+def uploads_by_job(history: History) -> dict[str, Upload]:
+    """The upload each accepted submission's job was made for."""
+    found: dict[str, Upload] = {}
+    for event, request in answered_submissions(history):
         job_id = event.job_id or event.data.get("job_id")
         if request is None or job_id is None or not accepted(event):
             continue
