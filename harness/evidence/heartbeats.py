@@ -20,7 +20,7 @@ from typing import Any
 
 from psycopg import sql
 
-from harness.evidence.state_log import StateLogConfig
+from harness.evidence.state_log import StateLogConfig, fetch_rows
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,7 @@ def _select_sql(cfg: StateLogConfig) -> str:
 
 def read_heartbeats(conn: Any, cfg: StateLogConfig) -> list[Beat]:
     """Every logged beat, in log order (``conn``: psycopg, or SQLAlchemy with psycopg underneath)."""
-    query = _select_sql(cfg)
-    if hasattr(conn, "exec_driver_sql"):
-        rows = [tuple(row) for row in conn.exec_driver_sql(query)]
-    else:
-        rows = list(conn.execute(query).fetchall())
+    rows = fetch_rows(conn, _select_sql(cfg))
     offset = time.monotonic() - time.time()
     return [Beat(log_id=log_id, job_id=job_id, attempt=attempt, beat_t=beat + offset, beat_wall=beat,
                  t=changed + offset, wall=changed)

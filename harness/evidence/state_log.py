@@ -195,11 +195,11 @@ def _select_sql(cfg: StateLogConfig) -> str:
         log=cfg.qualified(cfg.log_table), since=sql.Placeholder("since")).as_string(None)
 
 
-def _fetch(conn: Any, query: str, since_id: int) -> list[tuple]:
+def fetch_rows(conn: Any, query: str, params: dict[str, Any] | None = None) -> list[tuple]:
     """Run the query on a psycopg connection or a SQLAlchemy Connection."""
     if hasattr(conn, "exec_driver_sql"):  # SQLAlchemy: hand the SQL to its driver as is
-        return [tuple(row) for row in conn.exec_driver_sql(query, {"since": since_id})]
-    return list(conn.execute(query, {"since": since_id}).fetchall())
+        return [tuple(row) for row in conn.exec_driver_sql(query, params)]
+    return list(conn.execute(query, params).fetchall())
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ def read_state_log(conn: Any, since_id: int = 0, cfg: StateLogConfig | None = No
     psycopg. Pass the last row's ``log_id`` as the next ``since_id`` (see
     ``last_log_id``).
     """
-    rows = _fetch(conn, _select_sql(cfg or StateLogConfig()), since_id)
+    rows = fetch_rows(conn, _select_sql(cfg or StateLogConfig()), {"since": since_id})
     offset = time.monotonic() - time.time()
     changes = []
     for log_id, job_id, state, reason, attempt, op, epoch, txid, writer, committed in rows:
