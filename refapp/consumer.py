@@ -1,18 +1,27 @@
 """``python -m refapp.consumer``: the SQS path, an asyncio consumer that never blocks its loop.
 
 For each message: a delivery beyond ``max_attempts`` fails the job (the
-queue allows one more delivery than the code, so this branch always gets
+queue allows more deliveries than the code, so this branch always gets
 its turn); otherwise the job is claimed and the attempt runs in a bounded
 thread pool while a heartbeat extends the message's visibility and the
 job's heartbeat. The wait is capped (``sqs_attempt_cap``): past the cap the
 attempt is declared dead (fenced out, its cancel flag set) and the message
 is released for another attempt. The thread cannot be killed, but it can no
 longer write or pay. Every boto3 and database call runs off the loop.
+
+A message can come back while its attempt still runs: the window lapsed
+before a renewal (a busy machine, a slow SQS). SQS then hands out a new
+receipt handle and the old one stops working, so the running attempt could
+neither renew nor delete its own message. When the attempt runs in this
+consumer, the delivery is adopted: the attempt carries on with the newest
+handle. Either way the delivery used up one receive, which is why the queue
+leaves room for one such duplicate (``sqs_queues.max_receives``).
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -42,6 +51,8 @@ class Consumer:
         self.executor = ThreadPoolExecutor(config.consumer_concurrency * 2, thread_name_prefix="attempt")
         self.url = ""
         self.tasks: set[asyncio.Task[None]] = set()
+        # job id -> the receipt of the message its attempt runs under, in this process
+        self.running: dict[str, _Receipt] = {}
 
     async def start(self) -> None:
         """Create the queues, set the redrive policy, and check that it took."""
@@ -102,9 +113,18 @@ class Consumer:
         if mutant("sqs-delete-on-receive"):
             # the wrong shape: "the database tracks the job now"; a crash or a retry has no message left
             await self._delete(receipt)
+        held = self.running.get(job_id)
+        if held is not None:
+            # our own attempt's message, back after its window lapsed: its attempt takes the new handle
+            log.info("job %s: message back while attempt %s runs here; renewed under the new receipt",
+                     job_id, held.attempt)
+            held.handle = receipt
+            return
         if receives > self.config.max_attempts:
-            await asyncio.to_thread(jobstore.give_up, job_id)
-            await self._delete(receipt)
+            if await asyncio.to_thread(jobstore.give_up, job_id) or not await self._in_hand(job_id):
+                await self._delete(receipt)
+            else:  # a duplicate of a live attempt elsewhere: its message is its retry, keep it
+                await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
             return
         attempt, why = await asyncio.to_thread(jobstore.claim, job_id, "sqs")
         if attempt is None and why.startswith(jobstore.IN_HAND):
@@ -120,14 +140,21 @@ class Consumer:
             return
         # A failed attempt always goes back to the queue: the next delivery past
         # max_attempts is where the code gives up (see sqs_queues).
-        outcome = await self._run(attempt, receipt, may_retry=True)
+        held = self.running[job_id] = _Receipt(receipt, attempt.token)
+        try:
+            outcome = await self._run(attempt, held, may_retry=True)
+        finally:
+            self._forget(held, job_id)
         if outcome == "retry":
-            await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
+            await self._release(held.handle, round(budgets.scaled("sqs_retry_backoff")))
         elif outcome is not None:
             await asyncio.to_thread(failpoint, CONSUMER_BEFORE_DELETE, **attempt.context(outcome=outcome))
-            await self._delete(receipt)
+            await self._delete(held.handle)
 
-    async def _run(self, attempt: Attempt, receipt: str, *, may_retry: bool) -> str | None:
+    async def _in_hand(self, job_id: str) -> bool:
+        return await asyncio.to_thread(jobstore.in_hand, job_id)
+
+    async def _run(self, attempt: Attempt, receipt: _Receipt, *, may_retry: bool) -> str | None:
         """The attempt's outcome, or None when it ran past the cap and was released."""
         heartbeat = asyncio.create_task(self._keep_alive(attempt, receipt))
         work_fn = functools.partial(jobrun.run_attempt, attempt, may_retry=may_retry)
@@ -148,7 +175,7 @@ class Consumer:
             return None  # the wrong shape: the heartbeat hides a hung attempt for ever
         return budgets.scaled("sqs_attempt_cap")
 
-    async def _abandon(self, attempt: Attempt, receipt: str) -> None:
+    async def _abandon(self, attempt: Attempt, receipt: _Receipt) -> None:
         """The attempt ran past the cap: fence it out and let the queue offer the job again."""
         attempt.cancel.set()
         reason = (f"timeout: attempt {attempt.token} ran past its {self._cap():g}s cap; "
@@ -156,9 +183,10 @@ class Consumer:
         with contextlib.suppress(AttemptAbandoned):  # somebody else already took it over
             await asyncio.to_thread(jobstore.requeue, attempt, reason)
         log.warning("job %s: %s", attempt.job_id, reason)
-        await self._release(receipt, 0)
+        self._forget(receipt, attempt.job_id)  # before the release: the next delivery is a new attempt's
+        await self._release(receipt.handle, 0)
 
-    async def _keep_alive(self, attempt: Attempt, receipt: str) -> None:
+    async def _keep_alive(self, attempt: Attempt, receipt: _Receipt) -> None:
         """Extend the message's visibility and the job's heartbeat while the attempt runs."""
         window = sqs_queues.visibility_seconds()
         while True:
@@ -166,7 +194,7 @@ class Consumer:
             try:
                 await asyncio.to_thread(failpoint, CONSUMER_HEARTBEAT, **attempt.context())
                 await asyncio.to_thread(sqs_queues.client().change_message_visibility,
-                                        QueueUrl=self.url, ReceiptHandle=receipt, VisibilityTimeout=window)
+                                        QueueUrl=self.url, ReceiptHandle=receipt.handle, VisibilityTimeout=window)
                 if mutant("sqs-heartbeat-message-only"):
                     continue  # the wrong shape: the queue knows the attempt lives, the sweeper does not
                 # the job's heartbeat too: the sweeper reads it, not the queue
@@ -175,6 +203,10 @@ class Consumer:
                     return
             except Exception as exc:  # noqa: BLE001 - one missed beat is survivable
                 log.warning("job %s: heartbeat failed: %s", attempt.job_id, exc)
+
+    def _forget(self, held: _Receipt, job_id: str) -> None:
+        if self.running.get(job_id) is held:
+            del self.running[job_id]
 
     async def _release(self, receipt: str, seconds: int) -> None:
         await self._call(sqs_queues.client().change_message_visibility,
@@ -188,6 +220,14 @@ class Consumer:
             await asyncio.to_thread(fn, **kwargs)
         except Exception as exc:  # noqa: BLE001 - the message comes back on its own
             log.warning("%s failed: %s", getattr(fn, "__name__", fn), exc)
+
+
+@dataclasses.dataclass
+class _Receipt:
+    """The newest receipt handle of a message whose attempt runs in this consumer."""
+
+    handle: str
+    attempt: int
 
 
 async def _slot_or_stop(slots: asyncio.Semaphore, stop: asyncio.Event) -> bool:

@@ -179,6 +179,14 @@ def record_item(attempt: Attempt, idx: int, *, ok: bool, result: str | None, rea
         conn.execute(sa.update(jobs).where(jobs.c.id == attempt.job_id).values(**_item_counts()))
 
 
+def in_hand(job_id: str) -> bool:
+    """True while ``job_id`` runs under a live attempt (running, heartbeat fresh)."""
+    fresh = sa.not_(older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale")))
+    with engine().connect() as conn:
+        found = conn.execute(sa.select(jobs.c.id).where(jobs.c.id == job_id, jobs.c.state == RUNNING, fresh))
+        return found.first() is not None
+
+
 def give_up(job_id: str) -> bool:
     """Fail a job whose queue delivered it more often than the code allows; False if not ours to fail.
 

@@ -1,11 +1,12 @@
 """The SQS queues of the SQS path: the job queue, its dead-letter queue, and the redrive rule.
 
-The rule that matters: the queue gives up on a message one delivery later
-than the code does. The consumer fails a job itself once a message has been
-delivered more than ``max_attempts`` times; with ``maxReceiveCount =
-max_attempts + 1`` that delivery still reaches the code. Equal limits let
-the queue move the message to the dead-letter queue first, and the job sits
-in "queued" forever. Whoever touches the queues first (consumer or relay)
+The rule that matters: the queue gives up on a message later than the code
+does. The consumer fails a job itself once a message has been delivered more
+than ``max_attempts`` times; with ``maxReceiveCount = max_attempts + 2`` that
+delivery still reaches the code, even after one duplicate delivery (the
+message came back while its attempt still ran: a renewal was late). Equal
+limits let the queue move the message to the dead-letter queue first, and
+the job sits in "queued" forever. Whoever touches the queues first (consumer or relay)
 creates them and sets that policy; the consumer re-checks it at start.
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ def max_receives() -> int:
     """The queue's delivery limit before the dead-letter queue."""
     if mutant("dlq-before-code-limit"):
         return settings.get().max_attempts  # the wrong shape: the queue counts first
-    return settings.get().max_attempts + 1
+    return settings.get().max_attempts + 2  # the code's give-up delivery, and room for one duplicate
 
 
 def client() -> Any:

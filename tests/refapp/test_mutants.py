@@ -55,7 +55,7 @@ def test_fresh_idempotency_key(switch) -> None:
 
 def test_dlq_before_code_limit(switch) -> None:
     config = switch()
-    assert sqs_queues.max_receives() == config.max_attempts + 1
+    assert sqs_queues.max_receives() == config.max_attempts + 2
     config = switch("dlq-before-code-limit")
     assert sqs_queues.max_receives() == config.max_attempts
 

@@ -1,12 +1,14 @@
 """The SQS path: heartbeat-extended visibility, retries by redelivery, and a queue limit one above the code's."""
 from __future__ import annotations
 
+from harness import wait_until
 from refapp import settings, sqs_queues, submit
+from refapp.failpoints import CONSUMER_HEARTBEAT
 from tests.refapp.conftest import Stack
 
 
 def test_the_queue_dead_letters_one_delivery_after_the_code_gives_up(stack: Stack) -> None:
-    assert sqs_queues.redrive_limit(sqs_queues.queue_url()) == settings.get().max_attempts + 1
+    assert sqs_queues.redrive_limit(sqs_queues.queue_url()) == settings.get().max_attempts + 2
 
 
 def test_a_job_on_the_sqs_path_runs_to_done(stack: Stack) -> None:
@@ -26,6 +28,31 @@ def test_the_heartbeat_keeps_a_long_attempts_message_hidden(stack: Stack) -> Non
 
     assert (job["state"], job["attempt"]) == ("done", 1)
     assert f"job {job_id}: nothing to do" not in stack.procs["consumer"].log_text()
+
+
+def test_a_message_back_while_its_attempt_runs_here_is_adopted_not_lost(stack: Stack) -> None:
+    """A late renewal lets the message come back mid-attempt; the attempt carries on under the new receipt.
+
+    SQS gives the redelivery a new receipt handle and voids the old one, so
+    an attempt still renewing, then deleting, with the old handle could
+    neither: its message would come back again and again, using up receives.
+    """
+    job_id = submit.job_id_for("p-sqs", "late-renewal.pdf")
+    stack.paid_mode(mode="slow", job_id=job_id, seconds=40)  # 0.2 s a call: 12 calls outlast the 1 s window
+    stalled = stack.failpoints.arm(CONSUMER_HEARTBEAT, "hang", once=True, match={"job_id": job_id})
+
+    stack.submit(project="p-sqs", file="late-renewal.pdf", route="sqs", documents=[f"page {n}" for n in range(12)])
+    consumer = stack.procs["consumer"]
+    wait_until(lambda: f"job {job_id}: message back while attempt 1 runs here" in consumer.log_text(),
+               timeout=10, what="the lapsed message delivered again mid-attempt")
+    stalled.release()
+    job = stack.wait_terminal(job_id)
+
+    assert (job["state"], job["attempt"]) == ("done", 1)
+    log = consumer.log_text()
+    assert "ReceiptHandleIsInvalid" not in log  # the renewals and the delete used the newest handle
+    assert f"job {job_id}: nothing to do" not in log  # the message was deleted, not left to come back
+    assert f"job {job_id}: not now" not in log
 
 
 def test_a_job_that_always_fails_is_failed_by_the_code_not_lost_to_the_dead_letter_queue(stack: Stack) -> None:
