@@ -57,9 +57,12 @@ def harness_cpu(runner: NightlyRunner) -> dict[str, float]:
 
 
 def app_config(args: argparse.Namespace) -> cfg.Config:
-    """refapp's configuration, with the worker count and concurrency asked for."""
+    """The app's configuration (refapp's unless ``--app-dir``), with the worker count and concurrency asked for."""
     cli = {"seed": args.seed, "workers": args.workers, "time_scale": args.time_scale}
-    config = cfg.resolve(cli=cli, pyproject=ROOT / "pyproject.toml")
+    pyproject = (args.app_dir.resolve() if args.app_dir else ROOT) / "pyproject.toml"
+    if not pyproject.is_file():
+        sys.exit(f"--app-dir {args.app_dir}: no pyproject.toml there (the app's [tool.jobquake] section)")
+    config = cfg.resolve(cli=cli, pyproject=pyproject)
     if args.worker_concurrency:
         env = {**config.env, "REFAPP_WORKER_CONCURRENCY": str(args.worker_concurrency)}
         config = dataclasses.replace(config, env=env)
@@ -73,6 +76,10 @@ def load_parser(doc: str, *, rate: float, duration: float) -> argparse.ArgumentP
     parser.add_argument("--duration", type=float, default=duration)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--app-dir", type=Path, default=None,
+                        help="the app's project folder, its pyproject.toml holding [tool.jobquake] and "
+                             "[tool.jobquake.nightly] (default: refapp); benchmarks/loadapp is a lean app "
+                             "made for this benchmark")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (config: workers)")
     parser.add_argument("--worker-concurrency", type=int, default=None,
                         help="Celery prefork children per worker (refapp: REFAPP_WORKER_CONCURRENCY)")

@@ -1,6 +1,6 @@
 """Where a nightly's time goes: CPU seconds per completed job, by process, over a short run.
 
-Runs a nightly of refapp in this process (no faults unless ``--faults``)
+Runs a nightly of refapp (or the app of ``--app-dir``) in this process (no faults unless ``--faults``)
 and reads the CPU time of every process under it (the app's API, workers,
 relay, consumers, sweeper; Postgres, Redis; the fault proxy, the paid API;
 this process: workload, recorder, monitor) from /proc before and after.
@@ -8,7 +8,7 @@ CPU per job bounds throughput independently of the machine's other load:
 ``cores / CPU seconds per job`` is the most a quiet machine could complete.
 Writes ``benchmarks/results/nightly_profile.json``.
 
-    .venv/bin/python benchmarks/nightly_profile.py [--rate 20] [--duration 30] [--faults kill,latency]
+    .venv/bin/python benchmarks/nightly_profile.py [--rate 20] [--duration 30] [--faults kill,latency] [--app-dir DIR]
 """
 from __future__ import annotations
 
@@ -32,8 +32,9 @@ from nightly import app_config, load_parser  # noqa: E402  (benchmarks/nightly.p
 RESULTS = ROOT / "benchmarks" / "results" / "nightly_profile.json"
 TICKS = os.sysconf("SC_CLK_TCK")
 GROUPS = (  # first match of the command line wins
-    ("worker", ("celery", "refapp.worker")), ("api", ("refapp.api",)), ("relay", ("refapp.relay",)),
-    ("consumer", ("refapp.consumer",)), ("sweeper", ("refapp.sweeper",)), ("postgres", ("postgres",)),
+    ("worker", ("celery", "refapp.worker", "loadapp.worker")), ("api", ("refapp.api", "loadapp.api")),
+    ("relay", ("refapp.relay",)), ("consumer", ("refapp.consumer",)),
+    ("sweeper", ("refapp.sweeper", "loadapp.sweeper")), ("postgres", ("postgres",)),
     ("redis", ("redis",)), ("sqs (moto)", ("moto",)), ("paid API", ("harness.paidapi",)),
     ("fault proxy", ("harness.proxy", "toxiproxy")),
 )
