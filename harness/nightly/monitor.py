@@ -24,6 +24,7 @@ from psycopg import sql
 
 from harness.evidence import JobTable
 from harness.nightly.nemesis import SOURCE, Nemesis
+from harness.nightly.spend import SpendWatch
 from harness.nightly.workload import Workload
 
 TICK_S = 1.0
@@ -64,16 +65,6 @@ def job_states(jobs: JobTable, dsn: str, ids: list[str]) -> tuple[dict[str, int]
         return dict(conn.execute(counts).fetchall()), dict(conn.execute(pending, (ids,)).fetchall())
 
 
-def duplicate_calls(ledger: list[dict[str, Any]]) -> int:
-    """Billed calls beyond the first for the same job and step (the money spent twice)."""
-    seen: dict[tuple[Any, Any], int] = {}
-    for call in ledger:
-        if call.get("billed") and call.get("job_id") is not None:
-            key = (call["job_id"], call.get("step"))
-            seen[key] = seen.get(key, 0) + 1
-    return sum(n - 1 for n in seen.values() if n > 1)
-
-
 class Monitor:
     """Ticks in its own thread; ``status`` is the latest picture; ``on_tick`` is called with it."""
 
@@ -92,6 +83,7 @@ class Monitor:
         self.completed: dict[str, float] = {}  # job id -> run seconds when it was first seen terminal
         self.ticks = 0
         self._duplicates = 0  # read from the ledger every few ticks: it grows with the run
+        self._spend = SpendWatch(lambda after: run.paidapi.ledger(after=after))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="nightly-monitor", daemon=True)
 
@@ -110,7 +102,7 @@ class Monitor:
             counts, states = job_states(self.run.jobs, self.run.database_dsn, waiting)
             self._judge(counts, states, status)
             if self.ticks % self.ledger_every == 0:
-                self._duplicates = duplicate_calls(self.run.paidapi.ledger())
+                self._duplicates = self._spend.update()
             status.duplicate_calls = self._duplicates
         except Exception as exc:  # noqa: BLE001 - a database down under a fault is a moment, not an end
             status.error = f"{type(exc).__name__}: {exc}"

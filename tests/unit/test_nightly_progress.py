@@ -6,7 +6,7 @@ import io
 from harness.history.event import Event
 from harness.history.history import History
 from harness.nightly.checks import no_job_stuck
-from harness.nightly.monitor import Status, duplicate_calls
+from harness.nightly.monitor import Status
 from harness.nightly.progress import PlainProgress, progress_for
 
 
@@ -26,13 +26,6 @@ def test_plain_lines_when_not_a_tty_every_period_and_at_the_end():
     assert lines[1].startswith("[   10s / 60s, 50s left] jobs 50 submitted, 40 done, 0 failed, 3 in flight, 0 stuck")
     assert "faults 2 injected, 1 active | invariants ok so far | duplicate spend 0" in lines[1]
     assert "invariants 1 stuck, 2 billed twice | duplicate spend 2" in lines[-1]
-
-
-def test_duplicate_spend_counts_billed_calls_beyond_the_first_per_step():
-    ledger = [{"billed": True, "job_id": "a", "step": "s1"}, {"billed": True, "job_id": "a", "step": "s1"},
-              {"billed": True, "job_id": "a", "step": "s2"}, {"billed": False, "job_id": "b", "step": "s1"},
-              {"billed": True, "job_id": None, "step": None}]
-    assert duplicate_calls(ledger) == 1
 
 
 def _event(i: int, name: str, type_: str = "ok", job_id: str | None = None, **data) -> Event:
