@@ -50,7 +50,7 @@ class Status:
     error: str | None = None
 
 
-def job_states(jobs: JobTable, dsn: str, ids: list[str]) -> tuple[dict[str, int], dict[str, str]]:
+def job_states(jobs: JobTable, conn: psycopg.Connection, ids: list[str]) -> tuple[dict[str, int], dict[str, str]]:
     """(how many jobs are in each state, the current state of the jobs ``ids``).
 
     Only the jobs still pending are read row by row: a long run's finished
@@ -61,8 +61,7 @@ def job_states(jobs: JobTable, dsn: str, ids: list[str]) -> tuple[dict[str, int]
     counts = sql.SQL("SELECT {}::text, count(*) FROM {} GROUP BY 1").format(state_col, table)
     pending = sql.SQL("SELECT {}::text, {}::text FROM {} WHERE {}::text = ANY(%s)").format(
         id_col, state_col, table, id_col)
-    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
-        return dict(conn.execute(counts).fetchall()), dict(conn.execute(pending, (ids,)).fetchall())
+    return dict(conn.execute(counts).fetchall()), dict(conn.execute(pending, (ids,)).fetchall())
 
 
 class Monitor:
@@ -84,6 +83,7 @@ class Monitor:
         self.ticks = 0
         self._duplicates = 0  # read from the ledger every few ticks: it grows with the run
         self._spend = SpendWatch(lambda after: run.paidapi.ledger(after=after))
+        self._conn: psycopg.Connection | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="nightly-monitor", daemon=True)
 
@@ -99,13 +99,14 @@ class Monitor:
         status = Status(elapsed=round(self.nemesis.now(), 1))
         try:
             waiting = [job for job in self.workload.accepted_at() if job not in self.completed]
-            counts, states = job_states(self.run.jobs, self.run.database_dsn, waiting)
+            counts, states = job_states(self.run.jobs, self._connection(), waiting)
             self._judge(counts, states, status)
             if self.ticks % self.ledger_every == 0:
                 self._duplicates = self._spend.update()
             status.duplicate_calls = self._duplicates
         except Exception as exc:  # noqa: BLE001 - a database down under a fault is a moment, not an end
             status.error = f"{type(exc).__name__}: {exc}"
+            self._disconnect()  # the next tick connects again
         stats = self.workload.stats
         status.submitted, status.accepted, status.refused = stats.submitted, stats.accepted, stats.refused
         status.faults_injected, status.faults_active, status.faults_refused = self.nemesis.counts()
@@ -139,6 +140,17 @@ class Monitor:
             if job_id not in self.stuck and now - since > self.job_bound:
                 self._report(job_id, states.get(job_id), now, since)
 
+    def _connection(self) -> psycopg.Connection:
+        """One connection for every tick: connecting anew each second cost more than the queries."""
+        if self._conn is None or self._conn.closed:
+            self._conn = psycopg.connect(self.run.database_dsn, autocommit=True, connect_timeout=5)
+        return self._conn
+
+    def _disconnect(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
     def judged_before(self, t: float) -> bool:
         """True once every job accepted before run second ``t`` has ended or been reported stuck."""
         cutoff = self.nemesis.started + t
@@ -166,6 +178,11 @@ class Monitor:
         if self.on_stuck is not None:
             self.on_stuck(job_id)
 
-    def stop(self) -> None:
+    def stop(self) -> Status:
+        """Stop ticking; returns one last tick's status, then closes the connection to the job table."""
         self._stop.set()
         self._thread.join(30)
+        try:
+            return self.tick()
+        finally:
+            self._disconnect()
