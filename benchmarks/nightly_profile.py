@@ -33,8 +33,8 @@ RESULTS = ROOT / "benchmarks" / "results" / "nightly_profile.json"
 TICKS = os.sysconf("SC_CLK_TCK")
 GROUPS = (  # first match of the command line wins
     ("worker", ("celery", "refapp.worker", "loadapp.worker")), ("api", ("refapp.api", "loadapp.api")),
-    ("relay", ("refapp.relay",)), ("consumer", ("refapp.consumer",)),
-    ("sweeper", ("refapp.sweeper", "loadapp.sweeper")), ("postgres", ("postgres",)),
+    ("relay", ("refapp.relay", "tickets.relay")), ("consumer", ("refapp.consumer",)),
+    ("sweeper", ("refapp.sweeper", "loadapp.sweeper", "tickets.sweeper")), ("postgres", ("postgres",)),
     ("redis", ("redis",)), ("sqs (moto)", ("moto",)), ("paid API", ("harness.paidapi",)),
     ("fault proxy", ("harness.proxy", "toxiproxy")),
 )

@@ -124,8 +124,10 @@ class Monitor:
         accepted = self.workload.accepted_at()  # in acceptance order
         now = time.monotonic() - self.nemesis.started
         status.states = dict(counts)
-        status.done = status.states.get("done", 0)
-        status.failed = sum(n for s, n in status.states.items() if s in terminal and s != "done")
+        # the app's success state is the first of its terminal states (refapp "done", tickets "summarised")
+        success = self.run.jobs.terminal_states[0] if self.run.jobs.terminal_states else "done"
+        status.done = status.states.get(success, 0)
+        status.failed = sum(n for s, n in status.states.items() if s in terminal and s != success)
         for job_id in accepted:
             if states.get(job_id) in terminal:
                 self.completed.setdefault(job_id, now)

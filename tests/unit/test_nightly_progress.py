@@ -59,3 +59,17 @@ def test_a_job_is_overtaken_when_a_job_accepted_after_it_completed():
     monitor.completed = {"a": 3.0}
     assert monitor._overtaken_since(["a", "b", "c"]) == {"a": float("inf"), "b": float("inf"),
                                                           "c": float("inf")}
+
+
+def test_done_counts_the_apps_success_state_the_first_of_its_terminal_states():
+    from types import SimpleNamespace
+
+    from harness.nightly.monitor import Monitor
+
+    run = SimpleNamespace(jobs=SimpleNamespace(terminal_states=("summarised", "failed", "needs_agent")))
+    workload = SimpleNamespace(accepted_at=lambda: {})
+    nemesis = SimpleNamespace(started=0.0, bound_start=lambda: (False, 0.0))
+    status = Status()
+    Monitor(run=run, workload=workload, nemesis=nemesis, job_bound=20.0)._judge(
+        {"summarised": 7, "failed": 2, "needs_agent": 1, "summarising": 3}, {}, status)
+    assert (status.done, status.failed) == (7, 3)
