@@ -1,14 +1,14 @@
 """Where a nightly's time goes: CPU seconds per completed job, by process, over a short run.
 
-Runs a nightly of refapp in this process (no faults unless ``--faults``)
+Runs a nightly of refapp (or the app of ``--app-dir``) in this process (no faults unless ``--faults``)
 and reads the CPU time of every process under it (the app's API, workers,
 relay, consumers, sweeper; Postgres, Redis; the fault proxy, the paid API;
 this process: workload, recorder, monitor) from /proc before and after.
 CPU per job bounds throughput independently of the machine's other load:
 ``cores / CPU seconds per job`` is the most a quiet machine could complete.
-Writes ``benchmarks/results/nightly_profile.json``.
+Writes ``benchmarks/results/nightly_profile.json`` (``nightly_profile_<app folder>.json`` with ``--app-dir``).
 
-    .venv/bin/python benchmarks/nightly_profile.py [--rate 20] [--duration 30] [--faults kill,latency]
+    .venv/bin/python benchmarks/nightly_profile.py [--rate 20] [--duration 30] [--faults kill,latency] [--app-dir DIR]
 """
 from __future__ import annotations
 
@@ -27,13 +27,13 @@ from harness.nightly.report import summary  # noqa: E402
 from harness.nightly.runner import NightlyRunner  # noqa: E402
 from harness.nightly.schedule import draw  # noqa: E402
 from harness.nightly.settings import NightlySettings  # noqa: E402
-from nightly import app_config, load_parser  # noqa: E402  (benchmarks/nightly.py, this script's folder)
+from nightly import app_config, load_parser, results_path  # noqa: E402  (benchmarks/nightly.py, this script's folder)
 
-RESULTS = ROOT / "benchmarks" / "results" / "nightly_profile.json"
 TICKS = os.sysconf("SC_CLK_TCK")
 GROUPS = (  # first match of the command line wins
-    ("worker", ("celery", "refapp.worker")), ("api", ("refapp.api",)), ("relay", ("refapp.relay",)),
-    ("consumer", ("refapp.consumer",)), ("sweeper", ("refapp.sweeper",)), ("postgres", ("postgres",)),
+    ("worker", ("celery", "refapp.worker", "loadapp.worker")), ("api", ("refapp.api", "loadapp.api")),
+    ("relay", ("refapp.relay", "tickets.relay")), ("consumer", ("refapp.consumer",)),
+    ("sweeper", ("refapp.sweeper", "loadapp.sweeper", "tickets.sweeper")), ("postgres", ("postgres",)),
     ("redis", ("redis",)), ("sqs (moto)", ("moto",)), ("paid API", ("harness.paidapi",)),
     ("fault proxy", ("harness.proxy", "toxiproxy")),
 )
@@ -116,14 +116,15 @@ def main() -> int:
               "cpu_ms_per_job_total": round(1000 * total / max(jobs, 1), 1), "cores": os.cpu_count(),
               "ceiling_jobs_per_s": round(os.cpu_count() * jobs / total, 1) if total else None,
               "verdict": data["valid"], "load_average_1m": round(os.getloadavg()[0], 1)}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    results = results_path(args, "nightly_profile")
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(json.dumps(report, indent=2) + "\n")
     print(f"{jobs} jobs completed in {wall:.0f} s; CPU per job by process (ms):")
     for group, seconds in report["cpu_s"].items():
         print(f"  {group:<52} {1000 * seconds / max(jobs, 1):7.1f}")
     print(f"  {'total':<52} {report['cpu_ms_per_job_total']:7.1f}  -> at most {report['ceiling_jobs_per_s']} jobs/s "
           f"on {os.cpu_count()} idle cores")
-    print(f"written {RESULTS.relative_to(ROOT)}")
+    print(f"written {results.relative_to(ROOT)}")
     return 0
 
 

@@ -24,6 +24,7 @@ from psycopg import sql
 
 from harness.evidence import JobTable
 from harness.nightly.nemesis import SOURCE, Nemesis
+from harness.nightly.spend import SpendWatch
 from harness.nightly.workload import Workload
 
 TICK_S = 1.0
@@ -49,7 +50,7 @@ class Status:
     error: str | None = None
 
 
-def job_states(jobs: JobTable, dsn: str, ids: list[str]) -> tuple[dict[str, int], dict[str, str]]:
+def job_states(jobs: JobTable, conn: psycopg.Connection, ids: list[str]) -> tuple[dict[str, int], dict[str, str]]:
     """(how many jobs are in each state, the current state of the jobs ``ids``).
 
     Only the jobs still pending are read row by row: a long run's finished
@@ -60,18 +61,7 @@ def job_states(jobs: JobTable, dsn: str, ids: list[str]) -> tuple[dict[str, int]
     counts = sql.SQL("SELECT {}::text, count(*) FROM {} GROUP BY 1").format(state_col, table)
     pending = sql.SQL("SELECT {}::text, {}::text FROM {} WHERE {}::text = ANY(%s)").format(
         id_col, state_col, table, id_col)
-    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
-        return dict(conn.execute(counts).fetchall()), dict(conn.execute(pending, (ids,)).fetchall())
-
-
-def duplicate_calls(ledger: list[dict[str, Any]]) -> int:
-    """Billed calls beyond the first for the same job and step (the money spent twice)."""
-    seen: dict[tuple[Any, Any], int] = {}
-    for call in ledger:
-        if call.get("billed") and call.get("job_id") is not None:
-            key = (call["job_id"], call.get("step"))
-            seen[key] = seen.get(key, 0) + 1
-    return sum(n - 1 for n in seen.values() if n > 1)
+    return dict(conn.execute(counts).fetchall()), dict(conn.execute(pending, (ids,)).fetchall())
 
 
 class Monitor:
@@ -92,6 +82,8 @@ class Monitor:
         self.completed: dict[str, float] = {}  # job id -> run seconds when it was first seen terminal
         self.ticks = 0
         self._duplicates = 0  # read from the ledger every few ticks: it grows with the run
+        self._spend = SpendWatch(lambda after: run.paidapi.ledger(after=after))
+        self._conn: psycopg.Connection | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="nightly-monitor", daemon=True)
 
@@ -107,13 +99,14 @@ class Monitor:
         status = Status(elapsed=round(self.nemesis.now(), 1))
         try:
             waiting = [job for job in self.workload.accepted_at() if job not in self.completed]
-            counts, states = job_states(self.run.jobs, self.run.database_dsn, waiting)
+            counts, states = job_states(self.run.jobs, self._connection(), waiting)
             self._judge(counts, states, status)
             if self.ticks % self.ledger_every == 0:
-                self._duplicates = duplicate_calls(self.run.paidapi.ledger())
+                self._duplicates = self._spend.update()
             status.duplicate_calls = self._duplicates
         except Exception as exc:  # noqa: BLE001 - a database down under a fault is a moment, not an end
             status.error = f"{type(exc).__name__}: {exc}"
+            self._disconnect()  # the next tick connects again
         stats = self.workload.stats
         status.submitted, status.accepted, status.refused = stats.submitted, stats.accepted, stats.refused
         status.faults_injected, status.faults_active, status.faults_refused = self.nemesis.counts()
@@ -131,8 +124,10 @@ class Monitor:
         accepted = self.workload.accepted_at()  # in acceptance order
         now = time.monotonic() - self.nemesis.started
         status.states = dict(counts)
-        status.done = status.states.get("done", 0)
-        status.failed = sum(n for s, n in status.states.items() if s in terminal and s != "done")
+        # the app's success state is the first of its terminal states (refapp "done", tickets "summarised")
+        success = self.run.jobs.terminal_states[0] if self.run.jobs.terminal_states else "done"
+        status.done = status.states.get(success, 0)
+        status.failed = sum(n for s, n in status.states.items() if s in terminal and s != success)
         for job_id in accepted:
             if states.get(job_id) in terminal:
                 self.completed.setdefault(job_id, now)
@@ -146,6 +141,17 @@ class Monitor:
             since = max(accepted[job_id] - self.nemesis.started, last_heal, overtaken[job_id])
             if job_id not in self.stuck and now - since > self.job_bound:
                 self._report(job_id, states.get(job_id), now, since)
+
+    def _connection(self) -> psycopg.Connection:
+        """One connection for every tick: connecting anew each second cost more than the queries."""
+        if self._conn is None or self._conn.closed:
+            self._conn = psycopg.connect(self.run.database_dsn, autocommit=True, connect_timeout=5)
+        return self._conn
+
+    def _disconnect(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def judged_before(self, t: float) -> bool:
         """True once every job accepted before run second ``t`` has ended or been reported stuck."""
@@ -174,6 +180,11 @@ class Monitor:
         if self.on_stuck is not None:
             self.on_stuck(job_id)
 
-    def stop(self) -> None:
+    def stop(self) -> Status:
+        """Stop ticking; returns one last tick's status, then closes the connection to the job table."""
         self._stop.set()
         self._thread.join(30)
+        try:
+            return self.tick()
+        finally:
+            self._disconnect()

@@ -116,8 +116,7 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Sta
         else:
             settle(run, monitor, schedule)
         nemesis.stop_supervising()
-        monitor.stop()
-        final = monitor.tick()
+        final = monitor.stop()
         if sweeps is not None:
             sweeps.record()
     return Driven(nemesis.windows, final, workload.stats.accepted, workload.stats.submitted,

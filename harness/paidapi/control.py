@@ -120,9 +120,10 @@ class PaidAPIControl:
         """``in_flight``, ``max_in_flight``, ``calls``, ``billed`` since the last reset."""
         return self._request("GET", "/stats")
 
-    def ledger(self, job_id: str | None = None, *, state: str | None = None) -> list[dict[str, Any]]:
-        """Call records, oldest first, optionally for one job and/or in one state."""
-        return self._request("GET", "/ledger", params=_params(job_id=job_id, state=state))
+    def ledger(self, job_id: str | None = None, *, state: str | None = None,
+               after: int | None = None) -> list[dict[str, Any]]:
+        """Call records, oldest first, optionally for one job and/or in one state, or above call id ``after``."""
+        return self._request("GET", "/ledger", params=_params(job_id=job_id, state=state, after=after))
 
     def calls_for(self, job_id: str) -> list[dict[str, Any]]:
         """Every call made for ``job_id``."""

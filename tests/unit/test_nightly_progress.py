@@ -6,7 +6,7 @@ import io
 from harness.history.event import Event
 from harness.history.history import History
 from harness.nightly.checks import no_job_stuck
-from harness.nightly.monitor import Status, duplicate_calls
+from harness.nightly.monitor import Status
 from harness.nightly.progress import PlainProgress, progress_for
 
 
@@ -26,13 +26,6 @@ def test_plain_lines_when_not_a_tty_every_period_and_at_the_end():
     assert lines[1].startswith("[   10s / 60s, 50s left] jobs 50 submitted, 40 done, 0 failed, 3 in flight, 0 stuck")
     assert "faults 2 injected, 1 active | invariants ok so far | duplicate spend 0" in lines[1]
     assert "invariants 1 stuck, 2 billed twice | duplicate spend 2" in lines[-1]
-
-
-def test_duplicate_spend_counts_billed_calls_beyond_the_first_per_step():
-    ledger = [{"billed": True, "job_id": "a", "step": "s1"}, {"billed": True, "job_id": "a", "step": "s1"},
-              {"billed": True, "job_id": "a", "step": "s2"}, {"billed": False, "job_id": "b", "step": "s1"},
-              {"billed": True, "job_id": None, "step": None}]
-    assert duplicate_calls(ledger) == 1
 
 
 def _event(i: int, name: str, type_: str = "ok", job_id: str | None = None, **data) -> Event:
@@ -66,3 +59,17 @@ def test_a_job_is_overtaken_when_a_job_accepted_after_it_completed():
     monitor.completed = {"a": 3.0}
     assert monitor._overtaken_since(["a", "b", "c"]) == {"a": float("inf"), "b": float("inf"),
                                                           "c": float("inf")}
+
+
+def test_done_counts_the_apps_success_state_the_first_of_its_terminal_states():
+    from types import SimpleNamespace
+
+    from harness.nightly.monitor import Monitor
+
+    run = SimpleNamespace(jobs=SimpleNamespace(terminal_states=("summarised", "failed", "needs_agent")))
+    workload = SimpleNamespace(accepted_at=lambda: {})
+    nemesis = SimpleNamespace(started=0.0, bound_start=lambda: (False, 0.0))
+    status = Status()
+    Monitor(run=run, workload=workload, nemesis=nemesis, job_bound=20.0)._judge(
+        {"summarised": 7, "failed": 2, "needs_agent": 1, "summarising": 3}, {}, status)
+    assert (status.done, status.failed) == (7, 3)

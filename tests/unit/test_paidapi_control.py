@@ -135,3 +135,10 @@ def test_control_routes_refuse_browsers_but_the_model_route_does_not(api: Provid
     assert api.control.modes() == []
     model = api.client.post(f"{api.url}/v1/generate", json={"prompt": "a document"}, headers=header)
     assert model.status_code == 200
+
+
+def test_ledger_after_lists_only_later_calls(api: ProviderBed) -> None:
+    ids = [api.call(job_id=f"j{i}").json()["call_id"] for i in range(3)]
+    assert [r["call_id"] for r in api.control.ledger(after=ids[0])] == ids[1:]
+    assert api.control.ledger(after=ids[-1]) == []
+    assert [r["call_id"] for r in api.control.ledger(after=0)] == ids
