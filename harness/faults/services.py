@@ -24,7 +24,7 @@ from harness.faults import _params as p
 from harness.faults._app_logs import AppLogWatch
 from harness.faults._proc import process_tree
 from harness.faults.base import DEFERRED, Fault
-from harness.faults.when import When, parse_when
+from harness.faults.when import When, parse_when, waiting_messages
 from harness.history import vocabulary as v
 
 if TYPE_CHECKING:
@@ -187,8 +187,10 @@ class StopService(Fault):
 class BrokerOutage(Fault):
     """Stop Redis (clients are refused), now or at moment ``when``; heal starts it again, empty, on the same port.
 
-    ``when``: ``Now()`` (the default); ``Queued(job_id)``, once a message
-    (of that job) waits in the broker, so the outage certainly loses it;
+    ``when``: ``Now()`` (the default; the record says how many messages
+    nobody had acknowledged were lost, ``waiting``); ``Queued(job_id)``, once
+    the broker holds such a message (of that job), so the outage certainly
+    loses one;
     ``InFlight(job_id, step)`` / ``AtFailpoint(name, match)``, while the
     paid API holds that call / the app waits at that failpoint, both let go
     only at the heal, once the broker is back. A deferred outage is armed by
@@ -227,11 +229,13 @@ class BrokerOutage(Fault):
     def _stop(self) -> dict[str, Any]:
         service = self.run.stack.redis
         pid = service.pid
+        # what the outage takes with it (read just before): messages nobody had acknowledged
+        held = waiting_messages(self.run) if self.when.immediate else {}
         self._watch = AppLogWatch(self.run)
         service.stop()
         if not _refused(lambda: _ping(service)):
             raise self.error(f"redis on port {service.port} still answers after stop")
-        return {"pid": pid, "port": service.port}
+        return {"pid": pid, "port": service.port, **({"waiting": sum(held.values())} if held else {})}
 
     def _stop_later(self) -> None:
         try:

@@ -140,14 +140,16 @@ class AtFailpoint(When):
 
 
 class Queued(When):
-    """When the broker holds a message no consumer has taken yet (one that mentions ``job_id``, if given).
+    """When the broker holds a message nobody has acknowledged (one that mentions ``job_id``, if given).
 
-    The harness reads the broker (Redis) itself: every list with items is a
-    queue with messages waiting (Celery / kombu, RQ and Dramatiq keep them in
-    lists; a message a worker took is no longer there). A message waits only
-    while no consumer is free for it (the workers busy, restarting, or gone):
-    on an idle app the moment may not come, and the fault fails after
-    ``timeout``. What was seen waiting is the moment's record.
+    The harness reads the broker (Redis) itself: a message waiting in a queue
+    (every list with items: Celery / kombu, RQ and Dramatiq keep queues in
+    lists), or delivered to a worker and not acknowledged yet (kombu's
+    ``unacked`` hash, where a late-acknowledged Celery task stays while it is
+    reserved or running). An outage at that moment certainly takes such a
+    message with it: the broker comes back empty. On an idle app the moment
+    may not come, and the fault fails after ``timeout``. What was seen is the
+    moment's record.
     """
 
     def __init__(self, job_id: str | None = None, timeout: float = DEFAULT_TIMEOUT):
@@ -171,25 +173,35 @@ class Queued(When):
         return None
 
 
-def waiting_messages(run: Run, job_id: str | None = None) -> dict[str, int]:
-    """Queue name -> messages waiting in the run's Redis (those mentioning ``job_id``, if given).
+UNACKED_HASHES = (b"unacked",)  # kombu's Redis transport: delivered, not yet acknowledged
 
-    A broker that does not answer has nothing waiting that anyone could take.
+
+def waiting_messages(run: Run, job_id: str | None = None) -> dict[str, int]:
+    """Queue (or unacked hash) name -> messages in the run's Redis nobody has acknowledged.
+
+    Only those that mention ``job_id``, if given. A broker that does not
+    answer holds nothing anyone could take.
     """
     import redis
 
+    needle = job_id.encode() if job_id is not None else None
+    counts: dict[str, int] = {}
     try:
         with run.stack.redis.client() as conn:
-            lists = [key for key in conn.scan_iter(count=1000) if conn.type(key) == b"list"]
-            if job_id is None:
-                counts = {key.decode(errors="replace"): conn.llen(key) for key in lists}
-            else:
-                needle = job_id.encode()
-                counts = {key.decode(errors="replace"): sum(needle in item for item in conn.lrange(key, 0, -1))
-                          for key in lists}
+            for key in conn.scan_iter(count=1000):
+                kind = conn.type(key)
+                if kind == b"list":
+                    items = conn.lrange(key, 0, -1) if needle else None
+                    count = conn.llen(key) if needle is None else sum(needle in item for item in items)
+                elif kind == b"hash" and key in UNACKED_HASHES:
+                    count = conn.hlen(key) if needle is None else sum(needle in v for v in conn.hvals(key))
+                else:
+                    continue
+                if count:
+                    counts[key.decode(errors="replace")] = count
     except (redis.RedisError, OSError):
         return {}
-    return {name: n for name, n in counts.items() if n}
+    return counts
 
 
 MOMENTS = {"now": Now, "in_flight": InFlight, "at_failpoint": AtFailpoint, "queued": Queued}
