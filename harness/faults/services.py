@@ -187,10 +187,10 @@ class StopService(Fault):
 class BrokerOutage(Fault):
     """Stop Redis (clients are refused), now or at moment ``when``; heal starts it again, empty, on the same port.
 
-    ``when``: ``Now()`` (the default; the record says how many messages
-    nobody had acknowledged were lost, ``waiting``); ``Queued(job_id)``, once
-    the broker holds such a message (of that job), so the outage certainly
-    loses one;
+    ``when``: ``Now()`` (the default; the record's ``waiting`` says how many
+    messages no worker had taken yet were lost); ``Queued(job_id)``, once a
+    message (of that job) waits in the broker, so the outage certainly loses
+    one;
     ``InFlight(job_id, step)`` / ``AtFailpoint(name, match)``, while the
     paid API holds that call / the app waits at that failpoint, both let go
     only at the heal, once the broker is back. A deferred outage is armed by
@@ -212,7 +212,8 @@ class BrokerOutage(Fault):
         return {} if self.when.immediate else {"when": self.when.spec()}
 
     def _inject(self) -> Any:
-        if not self.run.stack.redis.is_running():
+        # a deferred outage needs the broker only at its moment (it may be coming back from another now)
+        if self.when.immediate and not self.run.stack.redis.is_running():
             raise self.error("redis is not running")
         self.outage, self.failure = None, None
         self._cancelled.clear()
@@ -228,8 +229,10 @@ class BrokerOutage(Fault):
 
     def _stop(self) -> dict[str, Any]:
         service = self.run.stack.redis
+        if not service.is_running():
+            raise self.error("redis is not running")
         pid = service.pid
-        # what the outage takes with it (read just before): messages nobody had acknowledged
+        # what the outage certainly takes with it (read just before): messages no worker had taken
         held = waiting_messages(self.run) if self.when.immediate else {}
         self._watch = AppLogWatch(self.run)
         service.stop()

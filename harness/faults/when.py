@@ -140,16 +140,17 @@ class AtFailpoint(When):
 
 
 class Queued(When):
-    """When the broker holds a message nobody has acknowledged (one that mentions ``job_id``, if given).
+    """When a message (one that mentions ``job_id``, if given) waits in the broker, taken by no worker yet.
 
-    The harness reads the broker (Redis) itself: a message waiting in a queue
-    (every list with items: Celery / kombu, RQ and Dramatiq keep queues in
-    lists), or delivered to a worker and not acknowledged yet (kombu's
-    ``unacked`` hash, where a late-acknowledged Celery task stays while it is
-    reserved or running). An outage at that moment certainly takes such a
-    message with it: the broker comes back empty. On an idle app the moment
-    may not come, and the fault fails after ``timeout``. What was seen is the
-    moment's record.
+    The harness reads the broker (Redis) itself: every list with items is a
+    queue with messages waiting (Celery / kombu, RQ and Dramatiq keep queues
+    in lists; a message a worker took is no longer there). An outage at that
+    moment certainly loses the message: the broker comes back empty. (A
+    message a worker took and has not acknowledged is lost only if that
+    worker also dies: a worker that survives the outage finishes it.) A
+    message waits only while no worker is free to take it (the workers busy
+    or restarting, a backlog): on an idle app the moment may not come, and
+    the fault fails after ``timeout``. What was seen is the moment's record.
     """
 
     def __init__(self, job_id: str | None = None, timeout: float = DEFAULT_TIMEOUT):
@@ -173,30 +174,23 @@ class Queued(When):
         return None
 
 
-UNACKED_HASHES = (b"unacked",)  # kombu's Redis transport: delivered, not yet acknowledged
-
-
 def waiting_messages(run: Run, job_id: str | None = None) -> dict[str, int]:
-    """Queue (or unacked hash) name -> messages in the run's Redis nobody has acknowledged.
+    """Queue name -> messages waiting in the run's Redis (those that mention ``job_id``, if given).
 
-    Only those that mention ``job_id``, if given. A broker that does not
-    answer holds nothing anyone could take.
+    A broker that does not answer has nothing waiting that anyone could take.
     """
     import redis
 
-    needle = job_id.encode() if job_id is not None else None
     counts: dict[str, int] = {}
     try:
         with run.stack.redis.client() as conn:
             for key in conn.scan_iter(count=1000):
-                kind = conn.type(key)
-                if kind == b"list":
-                    items = conn.lrange(key, 0, -1) if needle else None
-                    count = conn.llen(key) if needle is None else sum(needle in item for item in items)
-                elif kind == b"hash" and key in UNACKED_HASHES:
-                    count = conn.hlen(key) if needle is None else sum(needle in v for v in conn.hvals(key))
-                else:
+                if conn.type(key) != b"list":
                     continue
+                if job_id is None:
+                    count = conn.llen(key)
+                else:
+                    count = sum(job_id.encode() in item for item in conn.lrange(key, 0, -1))
                 if count:
                     counts[key.decode(errors="replace")] = count
     except (redis.RedisError, OSError):

@@ -1,10 +1,11 @@
 """Shrink a failing schedule: fewer faults, a shorter run, fewer jobs, shorter faults.
 
 Before any rerun, two edits that cost nothing: a broker outage "now" that
-took messages nobody had acknowledged with it (its record says how many)
-is pinned to that moment (``when={"queued": {}}``: once the broker holds
-such a message), so a rerun or a printed scenario loses one however fast
-the machine is; and the run ends a few seconds after its last heal (the
+took waiting messages with it (its record says how many) is pinned to that
+moment (``when={"queued": {}}``: once a message waits in the broker, in a
+window that opens when the faults before it have healed, since the backlog
+forms then), so a rerun or a printed scenario loses one however fast the
+machine is; and the run ends a few seconds after its last heal (the
 jobs after it cannot make it fail sooner, only cost time). Then delta
 debugging (Zeller's ddmin) over the faults, since a fault dropped is the
 largest step, each candidate also ending soon after its own last heal;
@@ -38,7 +39,8 @@ MIN_RATE = 0.5    # jobs per second: below this a run may carry no job past its 
 MIN_LASTS_S = 0.5
 CANDIDATE_TAIL_S = 5.0  # a candidate ends this long after its last heal
 RERUN_OVERHEAD_S = 10.0  # a rerun's reset of the stack, collection and verdict
-QUEUED = {"queued": {}}  # the moment an outage certainly loses a message: the broker holds one
+QUEUED = {"queued": {}}  # the moment an outage certainly loses a message: one waits in the broker
+PIN_WINDOW_S = 5.0  # a pinned outage may wait this long for its moment (a backlog comes and goes)
 
 
 @dataclass
@@ -93,17 +95,16 @@ class Shrinker:
 
     # -- the passes ----------------------------------------------------------------------
     def pin_outages(self, schedule: Schedule) -> Schedule:
-        """Each broker outage "now" whose run lost messages nobody had acknowledged: at that moment instead.
+        """Each broker outage "now" whose run lost waiting messages: at that moment instead.
 
         The evidence is the original run's own (no rerun): the outage's
-        record says how many such messages the broker held when it stopped.
+        record says how many messages waited in the broker when it stopped.
         """
         lost = {w.index for w in self.best.driven.windows
                 if w.planned.spec == {"fault": "broker_outage"} and (_record(w).get("waiting") or 0) > 0}
         if not lost:
             return schedule
-        faults = [replace(f, spec={"fault": "broker_outage", "when": QUEUED}) if i in lost else f
-                  for i, f in enumerate(schedule.faults)]
+        faults = [_pinned_outage(f, schedule.faults) if i in lost else f for i, f in enumerate(schedule.faults)]
         return schedule.with_faults(faults)
 
     def ddmin(self, schedule: Schedule) -> Schedule:
@@ -196,8 +197,21 @@ def rerun_cost(schedule: Schedule) -> float:
     return max(schedule.duration, last_heal) + schedule.job_bound + RERUN_OVERHEAD_S
 
 
+def _pinned_outage(fault: Planned, faults: tuple[Planned, ...]) -> Planned:
+    """``fault`` (an outage "now") waiting for a message in the broker instead.
+
+    Its window opens at the last heal of the faults before it (a backlog
+    forms when a fault ends: the messages held meanwhile are sent at once),
+    and lasts at least ``PIN_WINDOW_S``; it closes at the planned heal.
+    """
+    earlier = [f.heal_at for f in faults if f.at < fault.at]
+    at = min(fault.at, max(earlier)) if earlier else fault.at
+    lasts = round(max(fault.heal_at - at, PIN_WINDOW_S), 2)
+    return replace(fault, at=at, lasts=lasts, spec={"fault": "broker_outage", "when": QUEUED})
+
+
 def _record(window: object) -> dict:
-    """What a played fault recorded about its injection (a broker outage: ``waiting``...), or {}."""
+    """What a played fault recorded about its injection (a broker outage: ``waiting``), or {}."""
     fault = getattr(window, "fault", None)
     return dict(getattr(fault, "outage", None) or {})
 

@@ -11,7 +11,7 @@ from harness.errors import SettleTimeout
 from harness.nightly.runner import settle
 from harness.nightly.schedule import Planned, Schedule
 from harness.nightly.scenario_writer import scenario_source
-from harness.nightly.shrink import CANDIDATE_TAIL_S, Shrinker, rerun_cost, trimmed
+from harness.nightly.shrink import CANDIDATE_TAIL_S, PIN_WINDOW_S, Shrinker, rerun_cost, trimmed
 
 
 @dataclass
@@ -107,7 +107,7 @@ def outage(at: float, when: Any = None) -> Planned:
 
 
 def played(schedule: Schedule, waiting: list[int | None]) -> SimpleNamespace:
-    """The windows of a run of ``schedule``: each outage recorded how many unacknowledged messages it took."""
+    """The windows of a run of ``schedule``: each outage recorded how many waiting messages it took."""
     windows = [SimpleNamespace(index=i, planned=f, fault=SimpleNamespace(outage=None if n is None else {"waiting": n}))
                for i, (f, n) in enumerate(zip(schedule.faults, waiting))]
     return SimpleNamespace(windows=windows)
@@ -126,15 +126,24 @@ def test_an_outage_that_took_messages_is_pinned_to_that_moment_and_kept_only_onc
     original = FakeOutcome(schedule, {"no_job_stuck"}, played(schedule, [0, 17, None]))
     shrinker = Shrinker(attempt, original, budget_s=10_000, log=lambda _: None)
     pinned = shrinker.pin_outages(schedule)
+    # the pinned outage waits from the heal of the fault before it (a backlog forms then) to its own heal
+    assert [(f.at, f.lasts) for f in pinned.faults] == [(5.0, 2.0), (7.0, 15.0), (30.0, 2.0)]
     assert [f.spec for f in pinned.faults] == [{"fault": "broker_outage"},
                                               {"fault": "broker_outage", "when": {"queued": {}}},
                                               {"fault": "broker_outage"}]
     shrunk = shrinker.shrink(schedule)
     assert [f.spec for f in shrunk.schedule.faults] == [{"fault": "broker_outage", "when": {"queued": {}}}]
-    assert seen[0].duration == 20.0 + 2.0 + CANDIDATE_TAIL_S  # the first rerun (half the faults) ends after its last heal
+    assert seen[0].duration == 22.0 + CANDIDATE_TAIL_S  # the first rerun (half the faults) ends after its last heal
 
     unverified = Shrinker(attempt, original, budget_s=0, log=lambda _: None).shrink(schedule)
     assert unverified.schedule == schedule  # the pin is free, but never printed before a rerun failed with it
+
+
+def test_a_pinned_outage_waits_at_least_the_pin_window():
+    schedule = Schedule(seed=7, duration=60.0, rate=2.0, concurrency=4, job_bound=38.3, faults=(outage(20.0),))
+    original = FakeOutcome(schedule, {"no_job_stuck"}, played(schedule, [3]))
+    [pinned] = Shrinker(lambda s: original, original, budget_s=0, log=lambda _: None).pin_outages(schedule).faults
+    assert (pinned.at, pinned.lasts, pinned.spec["when"]) == (20.0, PIN_WINDOW_S, {"queued": {}})
 
 
 def test_a_rerun_is_afforded_by_its_worst_case_which_trimming_cuts():
