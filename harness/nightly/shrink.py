@@ -183,18 +183,28 @@ class Shrinker:
 
 
 def trimmed(schedule: Schedule) -> Schedule:
-    """The schedule ending ``CANDIDATE_TAIL_S`` after its last heal (never longer than it was)."""
+    """The schedule ending ``CANDIDATE_TAIL_S`` after its last heal (never longer than it was).
+
+    A fault that switches a defence off does not count by its planned heal:
+    the nemesis keeps the defence off past the run's end until the jobs the
+    other faults exposed are judged, so it only has to begin before the end.
+    """
     if not schedule.faults:
         return schedule
-    end = round(max(f.heal_at for f in schedule.faults) + CANDIDATE_TAIL_S, 2)
+    end = round(_last_moment(schedule) + CANDIDATE_TAIL_S, 2)
     return replace(schedule, duration=min(end, schedule.duration))
+
+
+def _last_moment(schedule: Schedule) -> float:
+    """The last heal of a delaying fault, or the last start of a defence switched off, if later."""
+    return max((f.heal_at if f.extends_bound else f.at for f in schedule.faults), default=0.0)
 
 
 def rerun_cost(schedule: Schedule) -> float:
     """A rerun's worst case, in seconds: a pass runs its duration and settles; a failure ends at the
-    first job found stuck, at most the job bound after the later of its last heal and the run's end."""
-    last_heal = max((f.heal_at for f in schedule.faults), default=0.0)
-    return max(schedule.duration, last_heal) + schedule.job_bound + RERUN_OVERHEAD_S
+    first job found stuck, at most the job bound after the later of its last heal and the run's end
+    (a defence held off is judged with the jobs, not by its planned heal)."""
+    return max(schedule.duration, _last_moment(schedule)) + schedule.job_bound + RERUN_OVERHEAD_S
 
 
 def _pinned_outage(fault: Planned, faults: tuple[Planned, ...]) -> Planned:

@@ -153,6 +153,11 @@ def test_a_rerun_is_afforded_by_its_worst_case_which_trimming_cuts():
     assert rerun_cost(schedule) == pytest.approx(60.0 + 38.3 + 10.0)
     assert rerun_cost(trimmed(schedule)) == pytest.approx(31.15 + 38.3 + 10.0)
     assert trimmed(schedule.with_faults(())) == schedule.with_faults(())
+    sweeper_off = Planned(at=14.56, lasts=35.44, kind="defence_off", extends_bound=False,
+                          spec={"fault": "pause_service", "service": "sweeper", "defence_off": True})
+    # a defence held off until its jobs are judged needs only to begin before the run ends
+    assert trimmed(schedule.with_faults((sweeper_off, outage(6.58)))).duration == pytest.approx(14.56 + CANDIDATE_TAIL_S)
+    assert trimmed(schedule.with_faults((sweeper_off, outage(20.0)))).duration == pytest.approx(22.0 + CANDIDATE_TAIL_S)
 
 
 def test_settling_gives_up_at_once_when_the_run_failed_already():
