@@ -11,11 +11,11 @@ from __future__ import annotations
 from harness.faults.base import Fault
 from harness.faults.fault_set import FaultHealWarning, Faults
 from harness.faults.registry import FAULTS, from_spec, make_fault
-from harness.faults.when import AtFailpoint, InFlight, Now, When
+from harness.faults.when import AtFailpoint, InFlight, Now, Queued, When
 
 globals().update({cls.__name__: cls for cls in FAULTS.values()})
 
 __all__ = sorted([
-    "FAULTS", "AtFailpoint", "Fault", "FaultHealWarning", "Faults", "InFlight", "Now", "When", "from_spec",
+    "FAULTS", "AtFailpoint", "Fault", "FaultHealWarning", "Faults", "InFlight", "Now", "Queued", "When", "from_spec",
     "make_fault", *(cls.__name__ for cls in FAULTS.values()),
 ])

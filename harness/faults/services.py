@@ -11,6 +11,7 @@ sessions are cut); the data stays, and pools that pre-ping reconnect.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,11 +19,13 @@ import psycopg
 import redis
 
 from harness._wait import wait_until
-from harness.errors import FaultError, ServiceError, WaitTimeout
+from harness.errors import FaultError, FaultWaitTimeout, ServiceError, WaitTimeout
 from harness.faults import _params as p
 from harness.faults._app_logs import AppLogWatch
 from harness.faults._proc import process_tree
-from harness.faults.base import Fault
+from harness.faults.base import DEFERRED, Fault
+from harness.faults.when import When, parse_when, waiting_messages
+from harness.history import vocabulary as v
 
 if TYPE_CHECKING:
     from harness.run import Run
@@ -182,29 +185,108 @@ class StopService(Fault):
 
 
 class BrokerOutage(Fault):
-    """Stop Redis (clients are refused); heal starts it again, empty, on the same port."""
+    """Stop Redis (clients are refused), now or at moment ``when``; heal starts it again, empty, on the same port.
+
+    ``when``: ``Now()`` (the default; the record's ``waiting`` says how many
+    messages no worker had taken yet were lost); ``Queued(job_id)``, once a
+    message (of that job) waits in the broker, so the outage certainly loses
+    one;
+    ``InFlight(job_id, step)`` / ``AtFailpoint(name, match)``, while the
+    paid API holds that call / the app waits at that failpoint, both let go
+    only at the heal, once the broker is back. A deferred outage is armed by
+    ``inject()`` and happens from a thread; ``wait()`` returns its record.
+    """
 
     name = "broker_outage"
 
-    def _inject(self) -> dict[str, Any]:
+    def __init__(self, when: Any = None):
+        super().__init__()
+        self.when: When = parse_when(when, fault=self.name)
+        self.outage: dict[str, Any] | None = None  # what the outage did, once it happened
+        self._cancelled = threading.Event()
+        self._settled = threading.Event()  # the outage happened, failed, or was called off
+        self._thread: threading.Thread | None = None
+
+    def params(self) -> dict[str, Any]:
+        # an outage "now" keeps the spec it always had: {"fault": "broker_outage"}
+        return {} if self.when.immediate else {"when": self.when.spec()}
+
+    def _inject(self) -> Any:
+        # a deferred outage needs the broker only at its moment (it may be coming back from another now)
+        if self.when.immediate and not self.run.stack.redis.is_running():
+            raise self.error("redis is not running")
+        self.outage, self.failure = None, None
+        self._cancelled.clear()
+        self._settled.clear()
+        if self.when.immediate:
+            self.outage = self._stop()
+            self._settled.set()
+            return self.outage
+        self.when.arm(self.run, self.name, hang=True)  # a held call / failpoint waits out the outage
+        self._thread = threading.Thread(target=self._stop_later, name=f"fault {self.name}", daemon=True)
+        self._thread.start()
+        return DEFERRED
+
+    def _stop(self) -> dict[str, Any]:
         service = self.run.stack.redis
         if not service.is_running():
             raise self.error("redis is not running")
         pid = service.pid
+        # what the outage certainly takes with it (read just before): messages no worker had taken
+        held = waiting_messages(self.run) if self.when.immediate else {}
         self._watch = AppLogWatch(self.run)
         service.stop()
-        refused = _refused(lambda: _ping(service))
-        if not refused:
+        if not _refused(lambda: _ping(service)):
             raise self.error(f"redis on port {service.port} still answers after stop")
-        return {"pid": pid, "port": service.port}
+        return {"pid": pid, "port": service.port, **({"waiting": sum(held.values())} if held else {})}
+
+    def _stop_later(self) -> None:
+        try:
+            moment = self.when.wait(self.run, self._cancelled, self.name)
+            if moment is None or self._cancelled.is_set():
+                self.record("info", v.INJECT, fired=False, reason="healed before the moment came")
+                return
+            self.outage = {**moment, **self._stop()}
+            self.record("ok", v.INJECT, **self.outage)
+        except Exception as exc:  # noqa: BLE001 - reported by wait() and heal_all()
+            self.failure = exc if isinstance(exc, FaultError) else self.error(f"{type(exc).__name__}: {exc}")
+            self.record("fail", v.INJECT, error=str(self.failure))
+        finally:
+            self._settled.set()
+
+    def wait(self, timeout: float | None = None) -> dict[str, Any]:
+        """Block until the outage happened; its record (``pid``, ``port``, the moment's details).
+
+        ``FaultWaitTimeout`` when it has not within ``timeout`` (default: the
+        moment's own bound plus a margin); ``FaultError`` when it failed or
+        was healed before its moment came.
+        """
+        bound = self.when.timeout + EFFECT_TIMEOUT if timeout is None else timeout
+        if not self._settled.wait(bound):
+            raise FaultWaitTimeout(f"the outage did not happen within {bound:g}s (moment {self.when.spec()!r})",
+                                   fault=self.name, seen={"when": self.when.spec()})
+        if self.failure is not None:
+            raise self.failure
+        if self.outage is None:
+            raise self.error("healed before the moment came: the broker stayed up")
+        return dict(self.outage)
 
     def _heal(self) -> dict[str, Any]:
-        # read before the broker is back: what the app logged while it was gone
-        felt = self._watch.evidence(BROKER_ERRORS) if getattr(self, "_watch", None) else {}
-        service = self.run.stack.redis
-        if not service.is_running():
-            service.start()
-        return {"pid": service.pid, "port": service.port, **felt}
+        self._cancelled.set()
+        if self._thread is not None:
+            self._thread.join(EFFECT_TIMEOUT + 30)
+            self._thread = None
+        try:
+            if self.outage is None:
+                return {"fired": False}
+            # read before the broker is back: what the app logged while it was gone
+            felt = self._watch.evidence(BROKER_ERRORS) if getattr(self, "_watch", None) else {}
+            service = self.run.stack.redis
+            if not service.is_running():
+                service.start()
+            return {"pid": service.pid, "port": service.port, **felt}
+        finally:
+            self.when.disarm(self.run)  # the held call / failpoint goes on, the broker back
 
 
 class DatabaseRestart(Fault):

@@ -1,10 +1,11 @@
-"""When a fault acts: ``Now()``, ``InFlight(job_id)`` or ``AtFailpoint(name)``.
+"""When a fault acts: ``Now()``, ``InFlight(job_id)``, ``AtFailpoint(name)`` or ``Queued(job_id)``.
 
 A moment is armed before the scenario goes on (a gate on the paid API, an
 armed failpoint), so the fault cannot miss it however fast the app runs; it
 is then awaited in the fault's own thread. Waits poll in short slices and
 give up when the fault is healed, so a moment that never comes holds
-nothing at teardown.
+nothing at teardown. ``Queued`` is read from the broker itself: it needs
+nothing armed in the app.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT = 30.0  # seconds a moment may take to come before the fault fails
 POLL_SLICE = 0.2  # seconds per long-poll, so a heal is noticed quickly
+QUEUE_POLL_S = 0.01  # how often the broker's queues are read: a message may wait only briefly
 
 
 class When:
@@ -137,22 +139,84 @@ class AtFailpoint(When):
             armed.heal()
 
 
-def parse_when(value: Any) -> When:
-    """A ``When`` from itself, ``None``/"now", ``{"in_flight": {...}}`` or ``{"at_failpoint": {...}}``."""
+class Queued(When):
+    """When a message (one that mentions ``job_id``, if given) waits in the broker, taken by no worker yet.
+
+    The harness reads the broker (Redis) itself: every list with items is a
+    queue with messages waiting (Celery / kombu, RQ and Dramatiq keep queues
+    in lists; a message a worker took is no longer there). An outage at that
+    moment certainly loses the message: the broker comes back empty. (A
+    message a worker took and has not acknowledged is lost only if that
+    worker also dies: a worker that survives the outage finishes it.) A
+    message waits only while no worker is free to take it (the workers busy
+    or restarting, a backlog): on an idle app the moment may not come, and
+    the fault fails after ``timeout``. What was seen is the moment's record.
+    """
+
+    def __init__(self, job_id: str | None = None, timeout: float = DEFAULT_TIMEOUT):
+        self.job_id = p.text(job_id, "queued.job_id", "broker_outage", optional=True)
+        self.timeout = p.positive_number(timeout, "queued.timeout", "broker_outage")
+
+    def spec(self) -> Any:
+        return {"queued": {"job_id": self.job_id, "timeout": self.timeout}}
+
+    def wait(self, run: Run, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
+        deadline = time.monotonic() + self.timeout
+        while not cancelled.is_set():
+            waiting = waiting_messages(run, self.job_id)
+            if waiting:
+                return {"waiting": sum(waiting.values()), "queues": sorted(waiting), "job_id": self.job_id}
+            if time.monotonic() >= deadline:
+                what = f"a message of job {self.job_id!r}" if self.job_id else "a message"
+                raise FaultError(f"{what} did not wait in the broker within {self.timeout:g}s "
+                                 f"(a message waits only while no worker is free to take it)", fault=fault)
+            cancelled.wait(QUEUE_POLL_S)
+        return None
+
+
+def waiting_messages(run: Run, job_id: str | None = None) -> dict[str, int]:
+    """Queue name -> messages waiting in the run's Redis (those that mention ``job_id``, if given).
+
+    A broker that does not answer has nothing waiting that anyone could take.
+    """
+    import redis
+
+    counts: dict[str, int] = {}
+    try:
+        with run.stack.redis.client() as conn:
+            for key in conn.scan_iter(count=1000):
+                if conn.type(key) != b"list":
+                    continue
+                if job_id is None:
+                    count = conn.llen(key)
+                else:
+                    count = sum(job_id.encode() in item for item in conn.lrange(key, 0, -1))
+                if count:
+                    counts[key.decode(errors="replace")] = count
+    except (redis.RedisError, OSError):
+        return {}
+    return counts
+
+
+MOMENTS = {"now": Now, "in_flight": InFlight, "at_failpoint": AtFailpoint, "queued": Queued}
+
+
+def parse_when(value: Any, fault: str = "kill_worker") -> When:
+    """A ``When`` from itself, ``None``/"now", or ``{"in_flight" | "at_failpoint" | "queued": {...}}``."""
     if isinstance(value, When):
         return value
     if value is None or value == "now":
         return Now()
     if isinstance(value, dict) and len(value) == 1:
         (kind, args), = value.items()
-        cls = {"now": Now, "in_flight": InFlight, "at_failpoint": AtFailpoint}.get(kind)
+        cls = MOMENTS.get(kind)
         if cls is Now:
             return Now()
         if cls is not None and isinstance(args, dict):
             try:
                 return cls(**args)
             except TypeError as exc:
-                raise FaultError(f"when = {value!r}: {exc}", fault="kill_worker") from None
-    raise FaultError(f"when = {value!r}: expected Now(), InFlight(...), AtFailpoint(...), 'now', "
-                     f"{{'in_flight': {{'job_id': ...}}}} or {{'at_failpoint': {{'name': ...}}}}",
-                     fault="kill_worker")
+                raise FaultError(f"when = {value!r}: {exc}", fault=fault) from None
+    raise FaultError(f"when = {value!r}: expected Now(), InFlight(...), AtFailpoint(...), Queued(...), 'now', "
+                     f"{{'in_flight': {{'job_id': ...}}}}, {{'at_failpoint': {{'name': ...}}}} or "
+                     f"{{'queued': {{}}}}", fault=fault)

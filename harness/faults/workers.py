@@ -43,7 +43,7 @@ from harness.errors import FaultError, FaultWaitTimeout, WaitTimeout
 from harness.faults import _params as p
 from harness.faults._proc import process_tree
 from harness.faults.base import DEFERRED, Fault
-from harness.faults.when import AtFailpoint, InFlight, When, parse_when
+from harness.faults.when import AtFailpoint, InFlight, Queued, When, parse_when
 from harness.history import vocabulary as v
 
 JOIN_TIMEOUT = 30.0  # seconds heal() waits for a kill that is under way
@@ -60,6 +60,9 @@ class KillWorker(Fault):
         self.worker = p.text(worker, "worker", self.name, optional=True)
         self.signal = p.parse_signal(signal, self.name)
         self.when: When = parse_when(when)
+        if isinstance(self.when, Queued):
+            raise self.error("when=Queued(...) names no worker to kill: it is a moment for a broker fault "
+                             "(broker_outage); use Now(), InFlight(job_id) or AtFailpoint(name)")
         if self.worker is not None and not self.when.immediate:
             raise self.error(f"worker={self.worker!r} with when={self.when.spec()!r}: a deferred moment "
                              f"names the worker itself (the one that holds the call / fires the failpoint)")

@@ -79,7 +79,8 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Sta
           stop: threading.Event | None = None, fail_fast: bool = False, sweep: SweepHooks | None = None) -> Driven:
     """Play ``schedule`` on ``run``; returns once every fault is healed and the app had time to settle.
 
-    ``fail_fast`` (shrinking): the run ends at the first job found stuck, since it has failed already.
+    ``fail_fast`` (shrinking): the run ends at the first job found stuck, since it has failed already,
+    also when that is found while the app settles.
     ``sweep``: the app's sweep hooks, needed when the schedule runs a sweep workload.
     """
     if schedule.sweep_every and sweep is None:
@@ -113,8 +114,8 @@ def drive(run: Any, schedule: Schedule, submit: SubmitFn, on_tick: Callable[[Sta
         # the monitor keeps looking while the app settles: a job still stuck is reported
         if fail_fast and monitor.stuck:
             settled(run, FAIL_FAST_SETTLE_S)
-        else:
-            settle(run, monitor, schedule)
+        elif not settle(run, monitor, schedule, give_up=stop.is_set if fail_fast else None) and monitor.stuck:
+            settled(run, FAIL_FAST_SETTLE_S)  # found stuck while settling: failed already
         nemesis.stop_supervising()
         final = monitor.stop()
         if sweeps is not None:
@@ -132,16 +133,21 @@ def settled(run: Any, timeout: float) -> bool:
     return True
 
 
-def settle(run: Any, monitor: Monitor, schedule: Schedule) -> bool:
+def settle(run: Any, monitor: Monitor, schedule: Schedule, give_up: Callable[[], bool] | None = None) -> bool:
     """Wait for the app to go quiet while it makes progress: a backlog drains, a lost job does not.
 
     Gives up once no job has ended for the job bound (plus a margin), or
-    after the run's own duration again; False then (the checks say why).
+    after the run's own duration again, or as soon as ``give_up()`` (a run
+    that failed already); False then (the checks say why).
     """
     deadline = time.monotonic() + schedule.duration + schedule.job_bound
     ended, last_change = -1, time.monotonic()
     while not settled(run, 1.0):
         now = time.monotonic()
+        if give_up is not None and give_up():
+            run.history.record(SOURCE, "info", "settle", data={"settled": False, "gave_up": True,
+                                                               "pending": monitor.status.in_flight})
+            return False
         if len(monitor.completed) != ended:
             ended, last_change = len(monitor.completed), now
         elif now - last_change > schedule.job_bound + SETTLE_MARGIN_S or now > deadline:

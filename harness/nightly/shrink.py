@@ -1,14 +1,24 @@
 """Shrink a failing schedule: fewer faults, a shorter run, fewer jobs, shorter faults.
 
-Delta debugging (Zeller's ddmin) over the faults first, since a fault
-dropped is the largest step; then a kill "now" (which may find its worker
-idle, or busy, depending on the machine's speed) is pinned to a failpoint
-where it lands mid-job, if the schedule still fails that way; then the run is cut to just around its
+Before any rerun, two edits that cost nothing: a broker outage "now" that
+took waiting messages with it (its record says how many) is pinned to that
+moment (``when={"queued": {}}``: once a message waits in the broker, in a
+window that opens when the faults before it have healed, since the backlog
+forms then), so a rerun or a printed scenario loses one however fast the
+machine is; and the run ends a few seconds after its last heal (the
+jobs after it cannot make it fail sooner, only cost time). Then delta
+debugging (Zeller's ddmin) over the faults, since a fault dropped is the
+largest step, each candidate also ending soon after its own last heal;
+then a kill "now" (which may find its worker idle, or busy, depending on
+the machine's speed) is pinned to a failpoint where it lands mid-job, if
+the schedule still fails that way; then the run is cut to just around its
 faults, the job rate halved, each fault's duration halved. Every candidate
-is rerun on a fresh reset of the same stack and kept only if one of the
+is rerun on a fresh reset of the same stack (ending at the first job found
+stuck, the continuous check's verdict) and kept only if one of the
 invariants that failed originally fails again. The budget bounds the
-whole: when it runs out, the smallest schedule that still failed is the
-answer (it is always one that failed).
+whole: a rerun is started only if its worst case fits what is left; when
+it runs out, the smallest schedule that still failed is the answer (it is
+always one that failed).
 """
 from __future__ import annotations
 
@@ -27,6 +37,10 @@ LEAD_IN_S = 1.0   # a shifted schedule starts its first fault this far into the 
 TAIL_S = 1.0      # and ends this long after its last heal
 MIN_RATE = 0.5    # jobs per second: below this a run may carry no job past its faults
 MIN_LASTS_S = 0.5
+CANDIDATE_TAIL_S = 5.0  # a candidate ends this long after its last heal
+RERUN_OVERHEAD_S = 10.0  # a rerun's reset of the stack, collection and verdict
+QUEUED = {"queued": {}}  # the moment an outage certainly loses a message: one waits in the broker
+PIN_WINDOW_S = 5.0  # a pinned outage may wait this long for its moment (a backlog comes and goes)
 
 
 @dataclass
@@ -59,8 +73,7 @@ class Shrinker:
 
     # -- one rerun ---------------------------------------------------------------------
     def _affordable(self, schedule: Schedule) -> bool:
-        cost = schedule.duration + schedule.job_bound + 10.0  # run, settle, reset
-        if time.monotonic() - self.started + cost > self.budget_s:
+        if time.monotonic() - self.started + rerun_cost(schedule) > self.budget_s:
             self.exhausted = True
         return not self.exhausted
 
@@ -81,6 +94,19 @@ class Shrinker:
         return failed
 
     # -- the passes ----------------------------------------------------------------------
+    def pin_outages(self, schedule: Schedule) -> Schedule:
+        """Each broker outage "now" whose run lost waiting messages: at that moment instead.
+
+        The evidence is the original run's own (no rerun): the outage's
+        record says how many messages waited in the broker when it stopped.
+        """
+        lost = {w.index for w in self.best.driven.windows
+                if w.planned.spec == {"fault": "broker_outage"} and (_record(w).get("waiting") or 0) > 0}
+        if not lost:
+            return schedule
+        faults = [_pinned_outage(f, schedule.faults) if i in lost else f for i, f in enumerate(schedule.faults)]
+        return schedule.with_faults(faults)
+
     def ddmin(self, schedule: Schedule) -> Schedule:
         """The classic ddmin over the faults: try subsets, then complements, refining the split."""
         faults = list(schedule.faults)
@@ -89,14 +115,14 @@ class Shrinker:
             chunks = _split(faults, n)
             reduced = False
             for subset in [*chunks, *([_without(faults, c) for c in chunks] if n > 2 else [])]:
-                if self.fails(schedule.with_faults(subset)):
+                if self.fails(trimmed(schedule.with_faults(subset))):
                     faults, n, reduced = subset, max(2 if subset in chunks else n - 1, 2), True
                     break
             if not reduced:
                 if n >= len(faults):
                     break
                 n = min(2 * n, len(faults))
-        return schedule.with_faults(faults)
+        return trimmed(schedule.with_faults(faults))
 
     def pinned(self, schedule: Schedule) -> Schedule:
         """Each kill "now" tied to a failpoint instead (the first one with which the schedule still fails)."""
@@ -146,12 +172,58 @@ class Shrinker:
         return schedule
 
     def shrink(self, schedule: Schedule) -> Shrunk:
+        # free edits, not yet verified: only a schedule a rerun saw fail becomes ``best``
+        schedule = trimmed(self.pin_outages(schedule))
         for step in (self.ddmin, self.pinned, self.shorter, self.fewer_jobs, self.shorter_faults):
             if self.exhausted:
                 break
             schedule = step(schedule)
         return Shrunk(self.best.schedule, self.best, self.reruns, round(time.monotonic() - self.started, 1),
                       self.exhausted)
+
+
+def trimmed(schedule: Schedule) -> Schedule:
+    """The schedule ending ``CANDIDATE_TAIL_S`` after its last heal (never longer than it was).
+
+    A fault that switches a defence off does not count by its planned heal:
+    the nemesis keeps the defence off past the run's end until the jobs the
+    other faults exposed are judged, so it only has to begin before the end.
+    """
+    if not schedule.faults:
+        return schedule
+    end = round(_last_moment(schedule) + CANDIDATE_TAIL_S, 2)
+    return replace(schedule, duration=min(end, schedule.duration))
+
+
+def _last_moment(schedule: Schedule) -> float:
+    """The last heal of a delaying fault, or the last start of a defence switched off, if later."""
+    return max((f.heal_at if f.extends_bound else f.at for f in schedule.faults), default=0.0)
+
+
+def rerun_cost(schedule: Schedule) -> float:
+    """A rerun's worst case, in seconds: a pass runs its duration and settles; a failure ends at the
+    first job found stuck, at most the job bound after the later of its last heal and the run's end
+    (a defence held off is judged with the jobs, not by its planned heal)."""
+    return max(schedule.duration, _last_moment(schedule)) + schedule.job_bound + RERUN_OVERHEAD_S
+
+
+def _pinned_outage(fault: Planned, faults: tuple[Planned, ...]) -> Planned:
+    """``fault`` (an outage "now") waiting for a message in the broker instead.
+
+    Its window opens at the last heal of the faults before it (a backlog
+    forms when a fault ends: the messages held meanwhile are sent at once),
+    and lasts at least ``PIN_WINDOW_S``; it closes at the planned heal.
+    """
+    earlier = [f.heal_at for f in faults if f.at < fault.at]
+    at = min(fault.at, max(earlier)) if earlier else fault.at
+    lasts = round(max(fault.heal_at - at, PIN_WINDOW_S), 2)
+    return replace(fault, at=at, lasts=lasts, spec={"fault": "broker_outage", "when": QUEUED})
+
+
+def _record(window: object) -> dict:
+    """What a played fault recorded about its injection (a broker outage: ``waiting``), or {}."""
+    fault = getattr(window, "fault", None)
+    return dict(getattr(fault, "outage", None) or {})
 
 
 def _split(items: list[Planned], n: int) -> list[list[Planned]]:

@@ -8,7 +8,7 @@ from celery import Celery
 
 from harness._wait import wait_until
 from harness.errors import FaultError, WaitTimeout
-from harness.faults import Fault
+from harness.faults import Fault, Queued
 from harness.checks import UNKNOWN
 from harness.checks.landed import faults_landed
 from harness.faults.services import BROKER_ERRORS, process_state
@@ -88,6 +88,30 @@ def test_broker_outage_refuses_connections_and_heal_brings_the_broker_back(tiny)
     completes(tiny, "after-outage")
     landed = faults_landed(*tiny._collect())
     assert landed.valid is True and landed.message.startswith("broker_outage: the app logged")
+
+
+def test_an_outage_when_a_message_waits_loses_exactly_that_message(tiny):
+    """Queued(job_id): the outage comes once the job's message waits in Redis, and takes it with it."""
+    stop = tiny.faults.stop_service("worker1")  # nobody takes the message: it waits
+    outage = tiny.faults.broker_outage(when=Queued("q1"))
+    assert ping(tiny)  # still up: nothing waits yet
+    submit(tiny, "q1")
+    record = outage.wait(timeout=10)
+    assert record["job_id"] == "q1" and record["waiting"] == 1 and record["queues"] == ["celery"]
+    with pytest.raises(redis.ConnectionError):
+        ping(tiny)
+    outage.heal()
+    stop.heal()
+    completes(tiny, "after-queued-outage")  # the worker is back and takes new work
+    assert job_state(tiny, "q1") == "queued"  # but the message that waited is gone
+
+
+def test_a_queued_outage_whose_moment_never_comes_leaves_the_broker_up(tiny):
+    outage = tiny.faults.broker_outage(when=Queued("never"))
+    outage.heal()
+    assert ping(tiny)
+    with pytest.raises(FaultError, match="healed before the moment came"):
+        outage.wait(timeout=1)
 
 
 def test_duplicate_submission_sends_the_same_job_twice_and_the_key_bills_once(tiny):

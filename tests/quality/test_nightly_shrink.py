@@ -8,6 +8,10 @@ while it is paused; broker redelivery alone must finish the job within the
 bound, and with the bug it cannot. A latency toxic is in the schedule too,
 to be shrunk away. (The kill's heal, a fresh worker, takes 5 to 10 s here;
 the job bound counts from it, so the stuck job is seen well before 40 s.)
+
+The mutant ``no-sweeper`` is caught by the shape shrinking prints for it: a
+broker outage pinned to a message waiting in the broker (``when={"queued":
+{}}``) fails the printed scenario on the mutant and passes on the correct app.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.nightly.scenario_writer import scenario_source
 from harness.nightly.schedule import Planned, Schedule
 from tests.common.children import run_cleanly
 
@@ -61,5 +66,29 @@ def test_a_failing_schedule_shrinks_to_a_scenario_that_catches_the_mutant(tmp_pa
                   "-p", "no:cacheprovider", f"--jobquake-artifacts={tmp_path / 'artifacts'}"]
     on_mutant = run(pytest_cmd, "acks-early", timeout=300)
     assert on_mutant.returncode == 1 and "no_job_stuck" in on_mutant.stdout, on_mutant.stdout[-3000:]
+    on_correct = run(pytest_cmd, None, timeout=300)
+    assert on_correct.returncode == 0, on_correct.stdout[-3000:]
+
+
+# no-sweeper's shape as shrinking prints it: a broker outage (workers that lose the broker under a task
+# quit and are restarted, the relay sends what it held at once: a backlog), then an outage pinned to a
+# message waiting in the broker, which it certainly takes with it. Only the sweeper can bring that job back.
+OUTAGES = Schedule(seed=7, duration=16.0, rate=2.0, concurrency=4, job_bound=38.3, faults=(
+    Planned(at=3.0, lasts=3.0, kind="broker", spec={"fault": "broker_outage"}),
+    Planned(at=6.0, lasts=5.0, kind="broker", spec={"fault": "broker_outage", "when": {"queued": {}}}),
+))
+
+
+def test_a_printed_outage_pinned_to_a_waiting_message_catches_no_sweeper(tmp_path):
+    scenario = tmp_path / "test_outages.py"
+    scenario.write_text(scenario_source(OUTAGES, invariant="no_job_stuck", message="a job lost with its message"))
+    pytest_cmd = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), str(scenario), "-q",
+                  "-p", "no:cacheprovider", f"--jobquake-artifacts={tmp_path / 'artifacts'}"]
+    on_mutant = run(pytest_cmd, "no-sweeper", timeout=300)
+    assert on_mutant.returncode == 1 and "no_job_stuck" in on_mutant.stdout, on_mutant.stdout[-3000:]
+    [history] = (tmp_path / "artifacts").rglob("history.jsonl")
+    taken = [line for line in history.read_text().splitlines()
+             if '"name":"inject"' in line and '"queued"' in line and '"type":"ok"' in line]
+    assert len(taken) == 1 and '"waiting":' in taken[0]  # the pinned outage happened, with a message waiting
     on_correct = run(pytest_cmd, None, timeout=300)
     assert on_correct.returncode == 0, on_correct.stdout[-3000:]

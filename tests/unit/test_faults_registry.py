@@ -8,7 +8,8 @@ import pytest
 
 from harness.errors import FaultError
 from harness.faults import (
-    FAULTS, AtFailpoint, Fault, Faults, FaultHealWarning, InFlight, KillWorker, Now, from_spec, make_fault,
+    FAULTS, AtFailpoint, Fault, Faults, FaultHealWarning, InFlight, KillWorker, Now, Queued, from_spec,
+    make_fault,
 )
 from harness.history import Recorder
 
@@ -55,6 +56,14 @@ def test_when_is_parsed_from_plain_data():
     assert KillWorker(signal=15).signal == signal.SIGTERM and KillWorker(signal="kill").signal == signal.SIGKILL
 
 
+def test_a_broker_outage_takes_a_moment_and_now_keeps_its_old_spec():
+    assert from_spec({"fault": "broker_outage"}).spec() == {"fault": "broker_outage"}
+    outage = from_spec({"fault": "broker_outage", "when": {"queued": {"job_id": "j"}}})
+    assert isinstance(outage.when, Queued) and outage.when.job_id == "j"
+    assert outage.spec() == {"fault": "broker_outage", "when": {"queued": {"job_id": "j", "timeout": 30.0}}}
+    assert isinstance(make_fault("broker_outage", when=AtFailpoint("relay.after_send")).when, AtFailpoint)
+
+
 def test_sigkill_goes_to_the_group_and_other_signals_to_the_main_process():
     assert KillWorker().group is True
     assert KillWorker(signal="SIGTERM").group is False
@@ -91,6 +100,10 @@ def test_sigkill_goes_to_the_group_and_other_signals_to_the_main_process():
     ("failpoint", {"at": "x", "action": "sleep"}, "needs seconds="),
     ("exhaust_pool", {"at": "x", "timeout": -1}, "must not be negative"),
     ("broker_outage", {"port": 1}, "bad parameters"),
+    ("broker_outage", {"when": {"queued": {"job_id": ""}}}, "queued.job_id must be"),
+    ("broker_outage", {"when": {"queued": {"timeout": 0}}}, "queued.timeout must be"),
+    ("broker_outage", {"when": {"soon": {}}}, "when = "),
+    ("kill_worker", {"when": {"queued": {}}}, "names no worker to kill"),
 ])
 def test_bad_names_and_parameters_raise_fault_errors_naming_the_fault(name, params, message):
     with pytest.raises(FaultError, match=message) as info:
