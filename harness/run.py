@@ -18,19 +18,22 @@ from __future__ import annotations
 import random
 import re
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
-from harness.checks.needs import EXPECT, HEARTBEAT_SOURCE, LEDGER_SOURCE, READ, SNAPSHOT_SOURCE, STATE_LOG_SOURCE
+from harness.checks.needs import (EXPECT, HEARTBEAT_SOURCE, LEDGER_SOURCE, READ, SNAPSHOT_SOURCE, STATE_LOG_SOURCE,
+                                  WORKER_LOG_SOURCE)
 from harness.config import Config
 from harness.errors import SettleTimeout
-from harness.evidence import JobTable, Snapshot, attempt_deaths
+from harness.evidence import JobTable, Snapshot, attempt_deaths, hard_limit_kills
 from harness.failpoints.control import FailpointControl
 from harness.faults import Faults
 from harness.history import History, Record, Recorder
 from harness.history import vocabulary as v
-from harness.history.converters import (events_from_attempt_deaths, events_from_heartbeats, events_from_ledger,
-                                        events_from_state_log, events_from_triggers)
+from harness.history.converters import (events_from_attempt_deaths, events_from_hard_limit_kills,
+                                        events_from_heartbeats, events_from_ledger, events_from_state_log,
+                                        events_from_triggers)
 from harness.paidapi.control import PaidAPIControl
 from harness.pending import SettleOutcome, Settler
 from harness.pending.sources import Sources
@@ -152,6 +155,7 @@ class Run:
         if beats is not None:  # config names a heartbeat column: the app's liveness evidence
             self.history.extend(events_from_heartbeats(beats))
             self._read(HEARTBEAT_SOURCE, len(beats))
+        self._collect_hard_limit_kills()
         from harness.limits import record_limits, record_results
 
         record_limits(self)  # the app's declared limits and saved results: generic invariants' evidence
@@ -160,6 +164,15 @@ class Run:
         self._read(SNAPSHOT_SOURCE, len(snapshot.jobs))
         snapshot.save(self.artifacts / "snapshot.json")
         return self.history.events(), snapshot
+
+    def _collect_hard_limit_kills(self) -> None:
+        """The Celery workers' logs of this test: tasks killed at their hard time limit."""
+        kills = []
+        for worker in self.stack.workers.workers:
+            text = worker.logs_since(self._log_offsets.get(worker.name, 0))
+            kills += hard_limit_kills(worker.name, text)
+        self.history.extend(events_from_hard_limit_kills(kills, time.monotonic() - time.time()))
+        self._read(WORKER_LOG_SOURCE, len(kills))
 
     def _read(self, source: str, records: int) -> None:
         self.history.record(v.HARNESS, "ok", READ, data={"source": source, "records": records})

@@ -27,8 +27,10 @@ SLACK_S = 1.0  # seconds on top of the hard limit: the right app ends 3 s before
 SETTLE_BOUND_S = 10
 
 
-@pytest.mark.catches("swallow-soft-limit", invariant="every_job_terminal")
-@pytest.mark.catches("helper-swallows-abort", invariant="every_job_terminal")
+# every_job_terminal sees the job left running only until a redelivery of the killed task ends it;
+# the hard-limit kill itself is there every time
+@pytest.mark.catches("swallow-soft-limit", invariant="soft_limit_honoured")
+@pytest.mark.catches("helper-swallows-abort", invariant="soft_limit_honoured")
 @pytest.mark.catches("progress-off-by-one", invariant="reasons_match_evidence")
 # settled below, while the sweeper is still off; the reason's "after i of n" is judged against the steps done
 @pytest.mark.jobquake(settle=False, checks=["reasons_match_evidence"])

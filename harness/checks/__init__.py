@@ -35,6 +35,7 @@ from harness.checks.end_to_end import end_to_end_deadline
 from harness.checks.failure import InvariantUnknown, InvariantViolation, format_failure, violation_error
 from harness.checks.landed import faults_landed
 from harness.checks.live_attempts import no_live_attempt_taken
+from harness.checks.time_limits import soft_limit_honoured
 from harness.checks.nesting import limits_nest
 from harness.checks.overlap import no_overlapping_attempts
 from harness.checks.provenance import results_have_provenance
@@ -67,4 +68,5 @@ __all__ = [
     "writes_by_current_attempt",
     "each_upload_its_own_job",
     "no_live_attempt_taken",
+    "soft_limit_honoured",
 ]

@@ -22,6 +22,7 @@ from harness.checks.nesting import LIMIT_CHAINS, limits_nest
 from harness.checks.provenance import SAVED_RESULTS, results_have_provenance
 from harness.checks.reasons import QUOTED_ATTEMPTS, reasons_match_evidence
 from harness.checks.result import Result
+from harness.checks.time_limits import WORKER_LOGS, soft_limit_honoured
 from harness.checks.runner import Checker, checker_name
 from harness.evidence import Snapshot
 from harness.checks.writer_attempt import WRITERS, writes_by_current_attempt
@@ -46,6 +47,7 @@ WHERE_EVIDENCE: tuple[tuple[Checker, tuple[Need, ...]], ...] = (
     (query_budget, (SCANS,)),
     (each_upload_its_own_job, (UPLOADS,)),
     (no_live_attempt_taken, (HEARTBEATS, STALE_AFTER)),
+    (soft_limit_honoured, (WORKER_LOGS,)),
 )
 GENERIC_INVARIANTS: tuple[Checker, ...] = tuple(checker for checker, _ in WHERE_EVIDENCE)
 

@@ -34,6 +34,7 @@ LEDGER_SOURCE = "paidapi_ledger"
 STATE_LOG_SOURCE = "state_log"
 SNAPSHOT_SOURCE = "snapshot"
 HEARTBEAT_SOURCE = "heartbeat_log"
+WORKER_LOG_SOURCE = "worker_logs"  # records: the hard-limit kills found in the Celery workers' logs
 READ = "read"
 EXPECT = "expect"
 SHOWN = 5  # records quoted with a missing-evidence reason

@@ -30,6 +30,7 @@ from harness.checks.provenance import results_have_provenance
 from harness.checks.reasons import reasons_match_evidence
 from harness.checks.writer_attempt import writes_by_current_attempt
 from harness.checks.live_attempts import no_live_attempt_taken
+from harness.checks.time_limits import soft_limit_honoured
 
 GLOBAL_INVARIANTS: tuple[Checker, ...] = (every_job_terminal, no_double_billing, no_lost_submission)
 
@@ -56,6 +57,7 @@ ALL_CHECKERS: tuple[Checker, ...] = (
     reasons_match_evidence,
     each_upload_its_own_job,
     no_live_attempt_taken,
+    soft_limit_honoured,
 )
 
 CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}

@@ -17,6 +17,8 @@ in its own rows; ``harness.history.converters`` turns them into events.
   table's heartbeat column, logged by the same trigger; ``JobTable.heartbeats(dsn)``.
 * ``attempt_deaths(changes, terminal_states)``, ``AttemptDeath``
   (``derive.py``): attempts the job left behind, from the state log.
+* ``HardLimitKill``, ``hard_limit_kills(worker, text)`` (``worker_logs.py``):
+  tasks a Celery worker killed at their hard time limit, from its log.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from harness.evidence.derive import AttemptDeath, attempt_deaths
 from harness.evidence.heartbeats import Beat, read_heartbeats
 from harness.evidence.job_table import JobTable, prepare_template
 from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, JobRow, Snapshot
+from harness.evidence.worker_logs import HardLimitKill, hard_limit_kills
 from harness.evidence.state_log import (
     StateChange,
     StateLogConfig,
@@ -34,7 +37,7 @@ from harness.evidence.state_log import (
 )
 
 __all__ = [
-    "DEFAULT_TERMINAL_STATES", "AttemptDeath", "Beat", "JobRow", "JobTable", "Snapshot", "StateChange",
-    "StateLogConfig", "attempt_deaths", "install_sql", "last_log_id", "prepare_template",
+    "DEFAULT_TERMINAL_STATES", "AttemptDeath", "Beat", "HardLimitKill", "JobRow", "JobTable", "Snapshot", "StateChange",
+    "StateLogConfig", "attempt_deaths", "hard_limit_kills", "install_sql", "last_log_id", "prepare_template",
     "read_heartbeats", "read_state_log", "uninstall_sql",
 ]

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from harness.evidence import AttemptDeath, Beat, StateChange
+from harness.evidence import AttemptDeath, Beat, HardLimitKill, StateChange
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK, UNINDEXED, Event
 from harness.history.timing import COMMITTED_AT, COMMITTED_T
@@ -139,6 +139,13 @@ def events_from_heartbeats(beats: Iterable[Beat]) -> list[Event]:
     return [Event(UNINDEXED, b.t, b.wall, v.HEARTBEAT, OK, v.BEAT, b.job_id, b.attempt,
                   {"attempt": b.attempt, "beat_at": b.beat_wall, "beat_t": b.beat_t, "log_id": b.log_id})
             for b in beats]
+
+
+def events_from_hard_limit_kills(kills: Iterable[HardLimitKill], to_monotonic: float) -> list[Event]:
+    """``worker ok hard_time_limit`` per kill, dated by its log line (``to_monotonic``: monotonic - wall)."""
+    return [Event(UNINDEXED, k.wall + to_monotonic, k.wall, v.WORKER, OK, v.HARD_LIMIT, None, None,
+                  {"worker": k.worker, "task": k.task, "task_id": k.task_id, "limit_s": k.limit_s})
+            for k in kills]
 
 
 def events_from_attempt_deaths(deaths: Iterable[AttemptDeath]) -> list[Event]:

@@ -1,0 +1,68 @@
+"""Invariant: a task's soft time limit ends it; the hard limit is never what stops it.
+
+Celery gives a task two limits. At the soft one the task gets
+``SoftTimeLimitExceeded`` and must wind down: record how far it got, fail
+the job with a reason a person can read. The hard one is the backstop: the
+worker kills the child process, and whatever the task was doing stops
+mid-way, its job row left ``running`` until something else notices. A
+task that reaches its hard limit therefore had its soft limit swallowed
+(an ``except Exception`` around the work, a helper that turns the abort
+into an item's error and carries on) or set too close to the hard one.
+
+Evidence: the Celery workers' logs of the test, where the worker says
+``Hard time limit (...) exceeded for <task>[<id>]`` (``worker ok
+hard_time_limit`` events) and the harness records that it read them.
+Excused: a kill while a fault stopped, froze or killed a worker process
+during the task's last ``limit`` seconds (a frozen task cannot wind down).
+Without the logs read, ``unknown``.
+"""
+from __future__ import annotations
+
+from harness.checks.landed import Window, windows
+from harness.checks.liveness_faults import PROCESS_FAULTS, in_force
+from harness.checks.needs import WORKER_LOG_SOURCE, Missing, Need, read_count
+from harness.checks.result import Result, invalid_result, valid_result
+from harness.checks.runner import invariant
+from harness.evidence.snapshot import Snapshot
+from harness.history import vocabulary as v
+from harness.history.event import Event
+from harness.history.history import History
+
+NAME = "soft_limit_honoured"
+
+
+def _read(history: History, snapshot: Snapshot | None) -> Missing | None:
+    if read_count(history, WORKER_LOG_SOURCE) is not None or history.by_source(v.WORKER, name=v.HARD_LIMIT):
+        return None
+    return Missing("the workers' logs were not read for hard time limit kills")
+
+
+WORKER_LOGS = Need("worker_logs", "the Celery workers' logs, read for tasks killed at their hard time limit", _read)
+
+
+def _freezes_a_worker(window: Window) -> bool:
+    return window.fault in PROCESS_FAULTS and window.details.get("role") != "infrastructure"
+
+
+def _excused(kill: Event, faults: list[Window]) -> bool:
+    start = kill.t - float(kill.data.get("limit_s") or 0.0)
+    return any(_freezes_a_worker(w) and in_force(w, start, kill.t) for w in faults)
+
+
+@invariant(NAME, needs=(WORKER_LOGS,))
+def soft_limit_honoured(history: History, snapshot: Snapshot | None) -> Result:
+    """No task ran into its hard time limit (unless a fault froze or stopped its worker meanwhile)."""
+    kills = history.by_source(v.WORKER, name=v.HARD_LIMIT)
+    faults = windows(history)
+    unexcused = [k for k in kills if not _excused(k, faults)]
+    if unexcused:
+        shown = [{"task": k.data.get("task"), "task_id": k.data.get("task_id"), "worker": k.data.get("worker"),
+                  "limit_s": k.data.get("limit_s"), "at": history.relative(k.t)} for k in unexcused]
+        first = shown[0]
+        return invalid_result(NAME, f"{len(unexcused)} task run(s) killed at the hard time limit: the soft "
+                              f"limit did not end them; first: {first['task']}[{first['task_id']}] on "
+                              f"{first['worker']} at {first['at']:.2f}s ({first['limit_s']:g}s hard limit)",
+                              shown)
+    excused = len(kills) - len(unexcused)
+    note = f" ({excused} kill(s) excused: a fault froze or stopped the worker)" if excused else ""
+    return valid_result(NAME, f"no task ran into its hard time limit{note}", excused=excused)
