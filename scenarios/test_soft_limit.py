@@ -33,7 +33,7 @@ SETTLE_BOUND_S = 10
 @pytest.mark.catches("helper-swallows-abort", invariant="soft_limit_honoured")
 @pytest.mark.catches("progress-off-by-one", invariant="reasons_match_evidence")
 # settled below, while the sweeper is still off; the reason's "after i of n" is judged against the steps done
-@pytest.mark.jobquake(settle=False, checks=["reasons_match_evidence"])
+@pytest.mark.jobquake(settle=False, checks=["reasons_match_evidence", "soft_limit_honoured"])
 def test_a_batch_past_its_soft_limit_fails_with_its_progress(jq: Run, refapp):
     """Slow model calls, and document 3 still in progress when the 600 s soft limit fires.
 

@@ -40,13 +40,21 @@ def _read(history: History, snapshot: Snapshot | None) -> Missing | None:
 WORKER_LOGS = Need("worker_logs", "the Celery workers' logs, read for tasks killed at their hard time limit", _read)
 
 
-def _freezes_a_worker(window: Window) -> bool:
-    return window.fault in PROCESS_FAULTS and window.details.get("role") != "infrastructure"
+def _stops_worker(window: Window, worker: str) -> bool:
+    """The fault killed, stopped or froze ``worker`` (any worker, when it does not say which)."""
+    if window.fault == "kill_worker":
+        named = [n for n in str(window.details.get("worker") or "").split(",") if n]
+    elif window.fault in PROCESS_FAULTS and window.details.get("role") == "worker":
+        named = [str(window.params["service"])] if window.params.get("service") else []
+    else:
+        return False
+    return not named or worker in named
 
 
 def _excused(kill: Event, faults: list[Window]) -> bool:
     start = kill.t - float(kill.data.get("limit_s") or 0.0)
-    return any(_freezes_a_worker(w) and in_force(w, start, kill.t) for w in faults)
+    worker = str(kill.data.get("worker"))
+    return any(_stops_worker(w, worker) and in_force(w, start, kill.t) for w in faults)
 
 
 @invariant(NAME, needs=(WORKER_LOGS,))

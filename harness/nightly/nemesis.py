@@ -147,6 +147,10 @@ class Nemesis:
             fault = from_spec(window.planned.spec)
             window.fault = fault
             window.params = fault.params()
+            if window.planned.spec.get("fault") == "kill_worker":
+                # the supervisor looks every SUPERVISE_S: a worker that exited on its own just now
+                # (Celery quits when the broker goes away under an ack) would make the kill miss
+                self.restart_exited_workers()
             self.run.faults.inject(fault)
             with self._lock:
                 window.injected_at = round(began, 3)

@@ -50,6 +50,13 @@ def test_a_worker_frozen_during_the_tasks_run_excuses_the_kill():
     assert result.valid is True and result.details["excused"] == 1
 
 
+def test_another_worker_frozen_or_an_app_process_stopped_does_not_excuse_it():
+    b = run(9.1)
+    b.fault("pause_service", 2.0, 8.0, details={"pid": 5000, "role": "worker"}, service="worker2")
+    b.fault("stop_service", 0.5, 8.0, details={"pid": 6000, "role": "app"}, service="sweeper")
+    assert verdict(b).valid is False
+
+
 def test_a_database_fault_does_not_excuse_the_kill():
     b = run(9.1)
     b.fault("database_restart", 2.0, 3.0)
