@@ -26,7 +26,7 @@ from harness.checks.needs import (EXPECT, HEARTBEAT_SOURCE, LEDGER_SOURCE, READ,
                                   WORKER_LOG_SOURCE)
 from harness.config import Config
 from harness.errors import SettleTimeout
-from harness.evidence import JobTable, Snapshot, attempt_deaths, hard_limit_kills
+from harness.evidence import JobTable, Snapshot, attempt_deaths, hard_limit_kills, tasks_received
 from harness.failpoints.control import FailpointControl
 from harness.faults import Faults
 from harness.history import History, Record, Recorder
@@ -167,12 +167,14 @@ class Run:
 
     def _collect_hard_limit_kills(self) -> None:
         """The Celery workers' logs of this test: tasks killed at their hard time limit."""
-        kills = []
+        kills, received = [], 0
         for worker in self.stack.workers.workers:
             text = worker.logs_since(self._log_offsets.get(worker.name, 0))
             kills += hard_limit_kills(worker.name, text)
+            received += tasks_received(text)
         self.history.extend(events_from_hard_limit_kills(kills, time.monotonic() - time.time()))
-        self._read(WORKER_LOG_SOURCE, len(kills))
+        self.history.record(v.HARNESS, "ok", READ,
+                            data={"source": WORKER_LOG_SOURCE, "records": len(kills), "tasks_received": received})
 
     def _read(self, source: str, records: int) -> None:
         self.history.record(v.HARNESS, "ok", READ, data={"source": source, "records": records})

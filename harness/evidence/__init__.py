@@ -17,8 +17,9 @@ in its own rows; ``harness.history.converters`` turns them into events.
   table's heartbeat column, logged by the same trigger; ``JobTable.heartbeats(dsn)``.
 * ``attempt_deaths(changes, terminal_states)``, ``AttemptDeath``
   (``derive.py``): attempts the job left behind, from the state log.
-* ``HardLimitKill``, ``hard_limit_kills(worker, text)`` (``worker_logs.py``):
-  tasks a Celery worker killed at their hard time limit, from its log.
+* ``HardLimitKill``, ``hard_limit_kills(worker, text)``, ``tasks_received(text)``
+  (``worker_logs.py``): tasks a Celery worker killed at their hard time
+  limit, and the tasks it received, from its log.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from harness.evidence.derive import AttemptDeath, attempt_deaths
 from harness.evidence.heartbeats import Beat, read_heartbeats
 from harness.evidence.job_table import JobTable, prepare_template
 from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, JobRow, Snapshot
-from harness.evidence.worker_logs import HardLimitKill, hard_limit_kills
+from harness.evidence.worker_logs import HardLimitKill, hard_limit_kills, tasks_received
 from harness.evidence.state_log import (
     StateChange,
     StateLogConfig,
@@ -39,5 +40,5 @@ from harness.evidence.state_log import (
 __all__ = [
     "DEFAULT_TERMINAL_STATES", "AttemptDeath", "Beat", "HardLimitKill", "JobRow", "JobTable", "Snapshot", "StateChange",
     "StateLogConfig", "attempt_deaths", "hard_limit_kills", "install_sql", "last_log_id", "prepare_template",
-    "read_heartbeats", "read_state_log", "uninstall_sql",
+    "read_heartbeats", "read_state_log", "tasks_received", "uninstall_sql",
 ]

@@ -22,6 +22,10 @@ _HARD_LIMIT = re.compile(
     r"\((?P<limit>[0-9.]+)s\) exceeded for (?P<task>[^\[\s]+)\[(?P<task_id>[^\]]+)\]", re.MULTILINE)
 
 
+# "[...: INFO/MainProcess] Task refapp.process_job[4b6c4db2-...] received" (Celery's INFO line per task)
+_RECEIVED = re.compile(r"^\[[^\]]*\] Task [^\[\s]+\[[^\]]+\] received", re.MULTILINE)
+
+
 @dataclass(frozen=True)
 class HardLimitKill:
     """A task run the worker killed at its hard time limit (``wall``: the log line's time, epoch seconds)."""
@@ -38,3 +42,8 @@ def hard_limit_kills(worker: str, text: str) -> list[HardLimitKill]:
     return [HardLimitKill(worker, m["task"], m["task_id"], float(m["limit"]),
                           datetime.strptime(m["stamp"], "%Y-%m-%d %H:%M:%S,%f").timestamp())
             for m in _HARD_LIMIT.finditer(text)]
+
+
+def tasks_received(text: str) -> int:
+    """How many tasks the worker logged as received (INFO): what the absence of kills is measured against."""
+    return len(_RECEIVED.findall(text))

@@ -17,7 +17,7 @@ def verdict(b: HistoryBuilder) -> Result:
     return run_checks([soft_limit_honoured], b.history(), b.snapshot())[NAME]
 
 
-def run(*kills_at: float, logs_read: bool = True) -> HistoryBuilder:
+def run(*kills_at: float, logs_read: bool = True, received: int = 2) -> HistoryBuilder:
     """One job done at 12 s; the workers' logs read at the end, with a hard-limit kill at each of ``kills_at``."""
     b = HistoryBuilder()
     b.state("j1", 0.0, "queued", 0)
@@ -26,7 +26,7 @@ def run(*kills_at: float, logs_read: bool = True) -> HistoryBuilder:
         b.event(v.WORKER, OK, v.HARD_LIMIT, t, worker="worker1", task="app.process", task_id="t-1", limit_s=HARD)
     b.state("j1", 12.0, "done", 2)
     if logs_read:
-        b.event(v.HARNESS, OK, READ, 12.5, source=WORKER_LOG_SOURCE, records=len(kills_at))
+        b.event(v.HARNESS, OK, READ, 12.5, source=WORKER_LOG_SOURCE, records=len(kills_at), tasks_received=received)
     b.row("j1", "done", attempt=2)
     return b
 
@@ -67,6 +67,13 @@ def test_a_freeze_healed_before_the_tasks_last_limit_seconds_does_not_excuse_it(
     b = run(20.0)
     b.fault("pause_service", 1.0, 5.0, details={"pid": 4000, "role": "worker"}, service="worker1")
     assert verdict(b).valid is False
+
+
+def test_logs_that_show_no_task_received_are_no_evidence():
+    b = run(received=0)
+    assert verdict(b).valid == UNKNOWN
+    assert "no task received" in verdict(b).message
+    assert soft_limit_honoured not in applicable(b.history(), b.snapshot())
 
 
 def test_without_the_logs_read_it_is_unknown_and_not_switched_on():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from harness.evidence import hard_limit_kills
+from harness.evidence import hard_limit_kills, tasks_received
 
 LOG = """\
 [2026-12-01 23:04:50,004: INFO/MainProcess] Task refapp.process_job[4b6c4db2-5646] received
@@ -23,3 +23,8 @@ def test_each_hard_limit_kill_is_read_with_its_task_limit_and_time():
 
 def test_a_log_without_the_line_has_no_kill():
     assert hard_limit_kills("worker1", LOG.splitlines()[1] + "\nHard time limit mentioned in passing\n") == []
+
+
+def test_the_tasks_received_are_counted():
+    assert tasks_received(LOG) == 1
+    assert tasks_received("Task refapp.process_job[x] received, said nobody") == 0
