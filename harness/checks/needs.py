@@ -60,11 +60,16 @@ class Need:
         return self.test(history, snapshot)
 
 
+def last_read(history: History, source: str) -> dict[str, Any] | None:
+    """The harness's last ``read`` of ``source`` (its data: records and what else it counted); None if never."""
+    reads = [e.data for e in history.by_source(v.HARNESS, name=READ) if e.data.get("source") == source]
+    return reads[-1] if reads else None
+
+
 def read_count(history: History, source: str) -> int | None:
     """How many records the harness read from ``source``; None when it never read it."""
-    counts = [int(e.data.get("records") or 0) for e in history.by_source(v.HARNESS, name=READ)
-              if e.data.get("source") == source]
-    return counts[-1] if counts else None
+    read = last_read(history, source)
+    return None if read is None else int(read.get("records") or 0)
 
 
 def expected(history: History, what: str) -> int | None:

@@ -24,7 +24,7 @@ from harness.faults import _params as p
 from harness.faults._app_logs import AppLogWatch
 from harness.faults._proc import process_tree
 from harness.faults.base import DEFERRED, Fault
-from harness.faults.when import When, parse_when, waiting_messages
+from harness.faults.when import When, parse_when, wait_for_moment, waiting_messages
 from harness.history import vocabulary as v
 
 if TYPE_CHECKING:
@@ -242,9 +242,8 @@ class BrokerOutage(Fault):
 
     def _stop_later(self) -> None:
         try:
-            moment = self.when.wait(self.run, self._cancelled, self.name)
-            if moment is None or self._cancelled.is_set():
-                self.record("info", v.INJECT, fired=False, reason="healed before the moment came")
+            moment = wait_for_moment(self, self.when, self._cancelled)
+            if moment is None:
                 return
             self.outage = {**moment, **self._stop()}
             self.record("ok", v.INJECT, **self.outage)

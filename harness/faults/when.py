@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import FaultError
 from harness.faults import _params as p
+from harness.history import vocabulary as v
 from harness.paidapi.control import PaidAPIWaitTimeout
 
 if TYPE_CHECKING:
     from harness.failpoints.control import Armed
+    from harness.faults.base import Fault
     from harness.paidapi.control import Gate
     from harness.run import Run
 
@@ -172,6 +174,15 @@ class Queued(When):
                                  f"(a message waits only while no worker is free to take it)", fault=fault)
             cancelled.wait(QUEUE_POLL_S)
         return None
+
+
+def wait_for_moment(fault: Fault, when: When, cancelled: threading.Event) -> dict[str, Any] | None:
+    """``when``'s moment for a deferred ``fault``; None, recorded as not fired, if it was healed first."""
+    moment = when.wait(fault.run, cancelled, fault.name)
+    if moment is None or cancelled.is_set():
+        fault.record("info", v.INJECT, fired=False, reason="healed before the moment came")
+        return None
+    return moment
 
 
 def waiting_messages(run: Run, job_id: str | None = None) -> dict[str, int]:

@@ -43,7 +43,7 @@ from harness.errors import FaultError, FaultWaitTimeout, WaitTimeout
 from harness.faults import _params as p
 from harness.faults._proc import process_tree
 from harness.faults.base import DEFERRED, Fault
-from harness.faults.when import AtFailpoint, InFlight, Queued, When, parse_when
+from harness.faults.when import AtFailpoint, InFlight, Queued, When, parse_when, wait_for_moment
 from harness.history import vocabulary as v
 
 JOIN_TIMEOUT = 30.0  # seconds heal() waits for a kill that is under way
@@ -111,9 +111,8 @@ class KillWorker(Fault):
 
     def _fire_later(self) -> None:
         try:
-            moment = self.when.wait(self.run, self._cancelled, self.name)
-            if moment is None or self._cancelled.is_set():
-                self.record("info", v.INJECT, fired=False, reason="healed before the moment came")
+            moment = wait_for_moment(self, self.when, self._cancelled)
+            if moment is None:
                 return
             if isinstance(self.when, AtFailpoint):
                 details = self._at_failpoint(moment)
