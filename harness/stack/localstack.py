@@ -19,10 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from harness.errors import ServiceError
 from harness.stack.postgres import cache_dir
+from harness.stack.probe_http import probe_client
 from harness.stack.sqs import SQSService
 from harness.stack.sqs_clients import PROBE, sqs_client
 
@@ -88,7 +87,7 @@ class LocalStackSQS(SQSService):
 
     def probe(self) -> bool:
         """Ready when LocalStack reports SQS running and an SQS call answers (its gateway answers first)."""
-        health = httpx.get(f"{self.url}/_localstack/health", timeout=1.0).json()
+        health = probe_client().get(f"{self.url}/_localstack/health").json()
         if health.get("services", {}).get("sqs") != "running":
             return False
         sqs_client(self.url, self.sqs_service, PROBE).list_queues()

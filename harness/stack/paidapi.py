@@ -4,8 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-import httpx
-
+from harness.stack.probe_http import probe_client
 from harness.stack.process import ProcessService
 
 
@@ -33,7 +32,7 @@ class PaidAPIService(ProcessService):
                 "--prices", json.dumps(self.prices)]
 
     def probe(self) -> bool:
-        return httpx.get(f"{self.url}/_jobquake/health", timeout=1.0).is_success
+        return probe_client().get(f"{self.url}/_jobquake/health").is_success
 
     def control(self):
         """A client of this service, made once and reused (each holds a connection pool)."""

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import sys
 
-import httpx
-
+from harness.stack.probe_http import probe_client
 from harness.stack.process import ProcessService
 
 
@@ -24,7 +23,7 @@ class ProxyService(ProcessService):
                 "--seed", str(self.seed)]
 
     def probe(self) -> bool:
-        return httpx.get(f"{self.url}/version", timeout=1.0).is_success
+        return probe_client().get(f"{self.url}/version").is_success
 
     def after_ready(self) -> None:
         """Create the configured routes (again, after a restart: the proxy keeps no state)."""

@@ -9,9 +9,8 @@ import socket
 from dataclasses import dataclass
 from typing import Callable
 
-import httpx
-
 from harness.errors import ConfigError
+from harness.stack.probe_http import probe_client
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ class ReadyCheck:
 
     def probe(self, host: str, port: int, log_since_start: Callable[[], str]) -> bool:
         if self.kind == "http":
-            return httpx.get(f"http://{host}:{port}{self.arg}", timeout=1.0).is_success
+            return probe_client().get(f"http://{host}:{port}{self.arg}").is_success
         if self.kind == "log":
             return re.search(self.arg, log_since_start(), re.MULTILINE) is not None
         with socket.create_connection((host, port), timeout=1.0):

@@ -12,8 +12,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
+from harness.stack.probe_http import probe_client
 from harness.stack.process import ProcessService
 from harness.stack.sqs_clients import CREDENTIALS, REGION, sqs_client  # noqa: F401 - re-exported
 
@@ -54,7 +53,7 @@ class SQSService(ProcessService):
         return sqs_client(self.url, self.sqs_service)
 
     def probe(self) -> bool:
-        return httpx.get(f"{self.url}/moto-api/", timeout=1.0).status_code == 200
+        return probe_client().get(f"{self.url}/moto-api/").status_code == 200
 
     def after_ready(self) -> None:
         self.create_queues()
@@ -77,5 +76,5 @@ class SQSService(ProcessService):
 
     def reset(self) -> None:
         """Forget every queue and message, then recreate the configured queues."""
-        httpx.post(f"{self.url}/moto-api/reset", timeout=5.0).raise_for_status()
+        probe_client().post(f"{self.url}/moto-api/reset", timeout=5.0).raise_for_status()
         self.create_queues()
