@@ -11,7 +11,8 @@
 #   jobquake/paidapi   FROM app: the fake paid model API
 #
 # Usage: scripts/build-images.sh [--rebuild] [IMAGE...]   (IMAGE: base redis postgres app sqs localstack proxy paidapi)
-# --rebuild rebuilds the named images (all but base when none is named). Needs a running engine
+# An existing image is reused while what it was built from is unchanged (a hash kept as its label),
+# rebuilt otherwise. --rebuild rebuilds the named images (all but base when none is named). Needs a running engine
 # (scripts/start-dockerd.sh) and, for the base image, root and the Debian mirror.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +46,22 @@ else
 fi
 
 exists() { docker image inspect "$PREFIX/$1" >/dev/null 2>&1; }
+# What an image is built from, as one hash, stored in the image as a label: an image whose
+# Dockerfile or dependencies changed since its build is rebuilt, so the docker backend never
+# runs on older dependencies than the checkout's. (The code itself, harness and app, is
+# bind-mounted at run time.) The images FROM app include app's hash.
+sources_hash() {
+  local name=$1
+  {
+    cat "compose/Dockerfile.$name"
+    case "$name" in
+      app) cat compose/requirements-app.txt pyproject.toml ;;
+      sqs|proxy|paidapi) sources_hash app ;;
+      localstack) cat pyproject.toml ;;
+    esac
+  } | sha256sum | cut -c1-16
+}
+built_from() { docker image inspect -f '{{ index .Config.Labels "jobquake.sources" }}' "$PREFIX/$1" 2>/dev/null || true; }
 want() { [[ " ${wanted[*]} " == *" $1 "* ]]; }
 forced() { [ "$rebuild" = 1 ] && [[ " ${forced[*]} " == *" $1 "* ]]; }
 
@@ -85,6 +102,7 @@ build_from_dockerfile() {
   # --network host: apt-get and pip inside the build reach the package mirrors like the host
   if ! DOCKER_BUILDKIT=0 docker build --network host \
       --build-arg "BASE=$PREFIX/base" --build-arg "APP=$PREFIX/app" \
+      --label "jobquake.sources=$(sources_hash "$name")" \
       -f "compose/Dockerfile.$name" -t "$PREFIX/$name" . >"$log" 2>&1; then
     echo "build-images: building $PREFIX/$name failed; last lines:" >&2
     tail -n 30 "$log" >&2
@@ -100,8 +118,11 @@ docker version >/dev/null 2>&1 || {
 for name in "${ORDER[@]}"; do
   want "$name" || continue
   if exists "$name" && ! forced "$name"; then
-    echo "build-images: $PREFIX/$name exists, reused"
-    continue
+    if [ "$name" = base ] || [ "$(built_from "$name")" = "$(sources_hash "$name")" ]; then
+      echo "build-images: $PREFIX/$name exists, reused"
+      continue
+    fi
+    echo "build-images: $PREFIX/$name was built from another Dockerfile or other dependencies: rebuilding"
   fi
   start=$SECONDS
   if [ "$name" = base ]; then build_base; else build_from_dockerfile "$name"; fi
