@@ -74,7 +74,11 @@ BUDGETS: dict[str, Budget] = {
     "sqs_retry_backoff": Budget(
         30, floor=1.0, reason="a failed attempt waits this long before the queue offers it again"),
     "relay_poll": Budget(
-        1, floor=0.05, reason="an accepted job waits at most this long in the outbox"),
+        5, floor=0.5, reason="a row written while the relay's listener was down waits at most this long; "
+                             "a written row wakes the relay at once (outbox_wakeups)"),
+    "relay_retry": Budget(
+        1, floor=0.05, reason="after a failed pass (broker or database down) the relay tries again this soon, "
+                              "doubling up to 30 s"),
 }
 
 

@@ -162,14 +162,27 @@ CREATE TRIGGER categories_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE O
     FOR EACH STATEMENT EXECUTE FUNCTION refapp_bump_categories_version();
 """
 
+# Wakes the relay (``outbox_wakeups``): delivered when the writing transaction commits.
+OUTBOX_NOTIFY = """
+CREATE OR REPLACE FUNCTION refapp_outbox_notify() RETURNS trigger AS $$
+BEGIN
+    PERFORM pg_notify('refapp_outbox', '');
+    RETURN NULL;
+END $$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS outbox_written ON outbox;
+CREATE TRIGGER outbox_written AFTER INSERT ON outbox
+    FOR EACH STATEMENT EXECUTE FUNCTION refapp_outbox_notify();
+"""
+
 
 def create_schema(url: str) -> None:
-    """Create every table, the version trigger and the seed categories in the database at ``url``."""
+    """Create every table, the version and outbox triggers and the seed categories in the database at ``url``."""
     eng = sa.create_engine(url, poolclass=sa.pool.NullPool)
     try:
         metadata.create_all(eng)
         with eng.begin() as conn:
             conn.exec_driver_sql(_VERSION_TRIGGER)
+            conn.exec_driver_sql(OUTBOX_NOTIFY)
             conn.execute(sa.text("INSERT INTO reference_versions (name) VALUES ('categories') "
                                  "ON CONFLICT DO NOTHING"))
             conn.execute(pg_insert(categories)

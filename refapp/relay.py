@@ -21,6 +21,7 @@ from refapp.db import NOW, engine, outbox
 from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK, failpoint
 from refapp.loop import run_until_signalled
 from refapp.mutants import mutant
+from refapp.outbox_wakeups import OutboxWakeups
 
 log = logging.getLogger("refapp.relay")
 
@@ -91,20 +92,27 @@ def relay_batch(limit: int = BATCH) -> int:
 
 
 def serve(stop: threading.Event) -> None:
-    """Relay until ``stop`` is set, backing off while sends fail."""
+    """Relay until ``stop`` is set: a pass when a row is written (or every ``relay_poll``),
+    backing off while sends fail."""
     poll = budgets.scaled("relay_poll")
-    backoff = poll
-    while not stop.is_set():
-        try:
-            sent = relay_batch()
-        except Exception as exc:  # noqa: BLE001 - the row stays unsent; try again later
-            log.warning("relay pass failed (%s: %s); retrying in %.2fs", type(exc).__name__, exc, backoff)
-            stop.wait(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF * settings.get().time_scale + poll)
-            continue
-        backoff = poll
-        if sent == 0:
-            stop.wait(poll)
+    retry_after = budgets.scaled("relay_retry")
+    backoff = retry_after
+    wakeups = OutboxWakeups()
+    wakeups.listen()  # before the first pass: a row written after it wakes the next
+    try:
+        while not stop.is_set():
+            try:
+                sent = relay_batch()
+            except Exception as exc:  # noqa: BLE001 - the row stays unsent; try again later
+                log.warning("relay pass failed (%s: %s); retrying in %.2fs", type(exc).__name__, exc, backoff)
+                stop.wait(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF * settings.get().time_scale + retry_after)
+                continue
+            backoff = retry_after
+            if sent == 0:
+                wakeups.wait(poll, stop)
+    finally:
+        wakeups.close()
 
 
 def main() -> int:
