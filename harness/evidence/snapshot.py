@@ -86,11 +86,9 @@ class Snapshot:
                    extra=dict(raw.get("extra") or {}))
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write snapshot.json: one job row a line, for people.
-
-        Each row is encoded on its own by the C encoder; ``json.dump`` with
-        ``indent`` takes the pure-Python one, seconds for a long run's table.
-        """
+        """Write snapshot.json."""
+        # one job row a line, for people, each encoded by the C encoder: ``json.dump`` with ``indent``
+        # takes the pure-Python one, seconds for a long run's table
         encode = json.JSONEncoder(default=str).encode
         raw = self.to_dict()
         rows = ",\n ".join(encode(row) for row in raw.pop("jobs"))
