@@ -5,8 +5,9 @@ with the default fault kinds, in this process (as ``jobquake nightly``
 runs it). Reported: jobs completed per second over the run, the CPU time
 of the harness's own processes (this one: workload, recorder, monitor,
 checker; plus the fault proxy and the paid API servers) as a share of the
-machine (all cores) over the run, and the end-of-run check over the whole
-history. Writes ``benchmarks/results/nightly.json`` (``nightly_<app folder>.json`` with ``--app-dir``).
+machine (all cores) over the run, and the end of the run: collecting the
+evidence (the ledger, the logs' tail, the snapshot), then the check over the
+whole history, and their sum. Writes ``benchmarks/results/nightly.json`` (``nightly_<app folder>.json`` with ``--app-dir``).
 
     .venv/bin/python benchmarks/nightly.py [--rate 50] [--duration 120] [--seed 1] [--app-dir DIR]
 
@@ -16,7 +17,7 @@ the lean app made for this benchmark (a few ms per job) with its own
 faults (``[tool.jobquake.nightly]`` there).
 
 Targets (on a quiet 2-core machine, for 10 minutes): >= 50 jobs/s,
-harness CPU < 10 %, end-of-run check < 5 s.
+harness CPU < 10 %, end of the run (collection + check) < 5 s.
 """
 from __future__ import annotations
 
@@ -133,6 +134,7 @@ def main() -> int:
         "completed_by_end_of_settle": data["jobs"]["done"] + data["jobs"]["failed"],
         "harness_cpu_s": used, "harness_cpu_share": round(share, 4), "cores": os.cpu_count(),
         "end_of_run_check_s": outcome.check_s, "evidence_collect_s": outcome.extra["collect_s"],
+        "end_of_run_s": round(outcome.extra["collect_s"] + outcome.check_s, 3),
         "history_events": len(outcome.history),
         "verdict": data["valid"], "python": platform.python_version(),
         "load_average_1m": [round(load_before, 1), round(os.getloadavg()[0], 1)],
@@ -149,8 +151,9 @@ def main() -> int:
     print(f"  sustained           {report['sustained_jobs_per_s']:.1f} jobs/s completed while submitting "
           f"(target >= 50); {report['completed_by_end_of_settle']} completed by the end")
     print(f"  harness CPU         {share:.1%} of {os.cpu_count()} cores ({used}) (target < 10 %)")
-    print(f"  end-of-run check    {outcome.check_s:.2f} s over {len(outcome.history)} events (target < 5 s); "
-          f"collecting the evidence first {outcome.extra['collect_s']:.2f} s")
+    print(f"  end of the run      {report['end_of_run_s']:.2f} s (target < 5 s): collecting the evidence "
+          f"{outcome.extra['collect_s']:.2f} s, then the check {outcome.check_s:.2f} s over "
+          f"{len(outcome.history)} events")
     print(f"  harness CPU per job {report['harness_cpu_ms_per_job']} ms (target <= 4 ms in all)")
     print(f"  machine load (1 min) {report['load_average_1m']} before / after, {report['load_average_1m_max']} "
           f"at most during the run, {os.cpu_count()} cores")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 import re
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from harness.checks.needs import (EXPECT, HEARTBEAT_SOURCE, LEDGER_SOURCE, READ,
 from harness.config import Config
 from harness.errors import SettleTimeout
 from harness.evidence import JobTable, Snapshot, attempt_deaths, hard_limit_kills, tasks_received
+from harness.evidence.job_logs import JobLogs
 from harness.failpoints.control import FailpointControl
 from harness.faults import Faults
 from harness.history import History, Record, Recorder
@@ -81,6 +83,8 @@ class Run:
         self.history = Recorder(self.artifacts / "history.jsonl")
         self.record = Record(self.history)  # what the scenario saw the app do, in the checkers' words
         self.jobs = JobTable.from_config(config)
+        self._job_logs = JobLogs(self.jobs, stack.postgres.dsn)  # read as they grow: see _catch_up
+        self._catch_up_lock = threading.Lock()
         self.paidapi = stack.paidapi.control()
         self.proxy = stack.proxy.client()
         self.failpoints = stack.failpoints
@@ -147,13 +151,12 @@ class Run:
             from harness.instrument.control import events_from_records
 
             self.history.extend(events_from_records(instrument.records()))
-        changes = self.jobs.state_changes(self.database_dsn)
-        self.history.extend(events_from_state_log(changes))
-        self._read(STATE_LOG_SOURCE, len(changes))
+        self._catch_up()  # the logs' tail: what was read during the run is in the history already
+        changes = self._job_logs.changes
+        self._read(STATE_LOG_SOURCE, len(changes))  # the rows read in all, during the run and now
         self.history.extend(events_from_attempt_deaths(attempt_deaths(changes, self.jobs.terminal_states)))
-        beats = self.jobs.heartbeats(self.database_dsn)
+        beats = self._job_logs.beats
         if beats is not None:  # config names a heartbeat column: the app's liveness evidence
-            self.history.extend(events_from_heartbeats(beats))
             self._read(HEARTBEAT_SOURCE, len(beats))
         self._collect_hard_limit_kills()
         from harness.limits import record_limits, record_results
@@ -164,6 +167,19 @@ class Run:
         self._read(SNAPSHOT_SOURCE, len(snapshot.jobs))
         snapshot.save(self.artifacts / "snapshot.json")
         return self.history.events(), snapshot
+
+    def _catch_up(self) -> None:
+        """Move the job state log and heartbeat log rows logged since the last call into the history.
+
+        A long run calls it as it goes (the nightly's monitor, every few
+        seconds), so that ``_collect`` at the end reads, converts and records
+        only the tail. Safe from any thread; a database that cannot be
+        read now raises, and loses nothing: the next call reads those rows.
+        """
+        with self._catch_up_lock:
+            changes, beats = self._job_logs.read_new()
+            self.history.extend(events_from_state_log(changes))
+            self.history.extend(events_from_heartbeats(beats))
 
     def _collect_hard_limit_kills(self) -> None:
         """The Celery workers' logs of this test: tasks killed at their hard time limit."""
@@ -194,4 +210,5 @@ class Run:
     def _close(self) -> None:
         """For the session: stop the settle's readers and close the history."""
         self.sources.close()
+        self._job_logs.close()
         self.history.close()

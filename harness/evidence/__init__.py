@@ -15,6 +15,9 @@ in its own rows; ``harness.history.converters`` turns them into events.
   job's state, however short, captured by a Postgres trigger.
 * ``Beat``, ``read_heartbeats`` (``heartbeats.py``): every move of the job
   table's heartbeat column, logged by the same trigger; ``JobTable.heartbeats(dsn)``.
+* ``JobLogs`` (``job_logs.py``): one run's state log and heartbeat log, read
+  as they grow (``read_new()``), each row once; ``LogTail`` (``log_tail.py``):
+  the reader of one log, which loses no row that commits late.
 * ``attempt_deaths(changes, terminal_states)``, ``AttemptDeath``
   (``derive.py``): attempts the job left behind, from the state log.
 * ``HardLimitKill``, ``hard_limit_kills(worker, text)``, ``tasks_received(text)``

@@ -39,12 +39,13 @@ class Beat:
 def _select_sql(cfg: StateLogConfig) -> str:
     return sql.SQL(
         "SELECT id, job_id, attempt, extract(epoch FROM beat_at)::float8, extract(epoch FROM changed_at)::float8 "
-        "FROM {beats} ORDER BY id").format(beats=cfg.qualified(cfg.heartbeat_log_table)).as_string(None)
+        "FROM {beats} WHERE id > {since} ORDER BY id").format(
+        beats=cfg.qualified(cfg.heartbeat_log_table), since=sql.Placeholder("since")).as_string(None)
 
 
-def read_heartbeats(conn: Any, cfg: StateLogConfig) -> list[Beat]:
-    """Every logged beat, in log order (``conn``: psycopg, or SQLAlchemy with psycopg underneath)."""
-    rows = fetch_rows(conn, _select_sql(cfg))
+def read_heartbeats(conn: Any, cfg: StateLogConfig, since_id: int = 0) -> list[Beat]:
+    """Logged beats after ``since_id``, in log order (``conn``: psycopg, or SQLAlchemy with psycopg underneath)."""
+    rows = fetch_rows(conn, _select_sql(cfg), {"since": since_id})
     offset = time.monotonic() - time.time()
     return [Beat(log_id=log_id, job_id=job_id, attempt=attempt, beat_t=beat + offset, beat_wall=beat,
                  t=changed + offset, wall=changed)

@@ -14,7 +14,7 @@ is ``time.time()``, kept for people and for matching database timestamps.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 INVOKE = "invoke"
@@ -25,6 +25,9 @@ EVENT_TYPES = (INVOKE, OK, FAIL, INFO)
 COMPLETIONS = (OK, FAIL, INFO)
 
 UNINDEXED = -1  # index of an event not yet placed in a history by a Recorder
+# one encoder for every line: ``json.dumps`` with options builds a new one per call, a cost a long
+# run's hundreds of thousands of events feel
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +50,9 @@ class Event:
 
     def with_index(self, index: int) -> "Event":
         """The same event placed at ``index`` in a history."""
-        return replace(self, index=index)
+        # the constructor, not ``dataclasses.replace``: several times cheaper, and every field is kept
+        return Event(index, self.t, self.wall, self.source, self.type, self.name, self.job_id, self.attempt,
+                     self.data)
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict with the keys of the JSON form, in a stable order."""
@@ -65,7 +70,7 @@ class Event:
 
     def to_json(self) -> str:
         """One JSON line (no newline); non-JSON values in ``data`` become strings."""
-        return json.dumps(self.to_dict(), separators=(",", ":"), default=str)
+        return _ENCODER.encode(self.to_dict())
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> "Event":

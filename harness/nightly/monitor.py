@@ -107,6 +107,8 @@ class Monitor:
         except Exception as exc:  # noqa: BLE001 - a database down under a fault is a moment, not an end
             status.error = f"{type(exc).__name__}: {exc}"
             self._disconnect()  # the next tick connects again
+        if self.ticks % self.ledger_every == 0:
+            self._catch_up()
         stats = self.workload.stats
         status.submitted, status.accepted, status.refused = stats.submitted, stats.accepted, stats.refused
         status.faults_injected, status.faults_active, status.faults_refused = self.nemesis.counts()
@@ -118,6 +120,16 @@ class Monitor:
         if self.on_tick is not None:
             self.on_tick(status)
         return status
+
+    def _catch_up(self) -> None:
+        """Move the job logs' new rows into the history now, so the end-of-run collection reads only the tail."""
+        catch_up = getattr(self.run, "_catch_up", None)
+        if catch_up is None:
+            return
+        try:
+            catch_up()
+        except Exception:  # noqa: BLE001 - a database down under a fault: the next call (or the end) reads it
+            pass
 
     def _judge(self, counts: dict[str, int], states: dict[str, str], status: Status) -> None:
         terminal = set(self.run.jobs.terminal_states)
