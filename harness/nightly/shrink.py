@@ -217,6 +217,8 @@ def suspect_candidates(found: list[Suspect], schedule: Schedule) -> list[tuple[f
 
     Only if no suspect delays anything is each (a defence) tried alone.
     """
+    if not found:
+        return []
     defences = [s.index for s in found if not schedule.faults[s.index].extends_bound]
     causes = [s for s in found if schedule.faults[s.index].extends_bound] or found
     candidates: list[tuple[frozenset[int], str]] = []
