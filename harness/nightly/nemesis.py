@@ -74,6 +74,7 @@ class Nemesis:
         self.windows = [Window(i, planned) for i, planned in enumerate(faults)]
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._restarting = threading.Lock()  # the supervisor and a kill's injection may both restart workers
         self._threads = [threading.Thread(target=self._play, args=(w,), name=f"nightly-fault-{w.index}",
                                           daemon=True) for w in self.windows]
         # the supervisor outlives the timeline: the app settles after the last heal, and may crash then too
@@ -127,7 +128,8 @@ class Nemesis:
         if any(getattr(fault, "kill_record", None) is None for fault in killing):
             return []
         taken = {index for fault in killing for index in getattr(fault, "killed", ())}  # their heals replace them
-        restarted = workers.replace_dead(keep=taken)
+        with self._restarting:
+            restarted = workers.replace_dead(keep=taken)
         for index in restarted:
             self.run.history.record(SOURCE, "ok", "worker_restart",
                                     data={"worker": workers[index].name, "t": round(self.now(), 3)})
