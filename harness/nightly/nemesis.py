@@ -74,6 +74,7 @@ class Nemesis:
         self.windows = [Window(i, planned) for i, planned in enumerate(faults)]
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._restarting = threading.Lock()  # the supervisor and a kill's injection may both restart workers
         self._threads = [threading.Thread(target=self._play, args=(w,), name=f"nightly-fault-{w.index}",
                                           daemon=True) for w in self.windows]
         # the supervisor outlives the timeline: the app settles after the last heal, and may crash then too
@@ -109,17 +110,26 @@ class Nemesis:
         if self._supervisor.is_alive():
             self._supervisor.join(60)
 
-    def restart_exited_workers(self) -> list[int]:
-        """Start again each worker that exited on its own (none while a kill fault is under way)."""
+    def restart_exited_workers(self, exclude: Window | None = None) -> list[int]:
+        """Start again each worker that exited on its own; never one a kill under way took down.
+
+        None at all while a kill is yet to fire: a deferred kill finds the
+        worker it took among those running when it fired, so none may be
+        replaced meanwhile. ``exclude``: the kill being injected now (it has
+        not fired, and wants its worker running).
+        """
         workers = getattr(self.run, "workers", None)
         if workers is None:
             return []
         with self._lock:
-            killing = any(w.planned.spec.get("fault") == "kill_worker" and w.fault is not None
-                          and w.healed_at is None and w.error is None for w in self.windows)
-        if killing:
+            killing = [w.fault for w in self.windows
+                       if w is not exclude and w.planned.spec.get("fault") == "kill_worker"
+                       and w.fault is not None and w.healed_at is None and w.error is None]
+        if any(getattr(fault, "kill_record", None) is None for fault in killing):
             return []
-        restarted = workers.replace_dead()
+        taken = {index for fault in killing for index in getattr(fault, "killed", ())}  # their heals replace them
+        with self._restarting:
+            restarted = workers.replace_dead(keep=taken)
         for index in restarted:
             self.run.history.record(SOURCE, "ok", "worker_restart",
                                     data={"worker": workers[index].name, "t": round(self.now(), 3)})
@@ -150,7 +160,7 @@ class Nemesis:
             if window.planned.spec.get("fault") == "kill_worker":
                 # the supervisor looks every SUPERVISE_S: a worker that exited on its own just now
                 # (Celery quits when the broker goes away under an ack) would make the kill miss
-                self.restart_exited_workers()
+                self.restart_exited_workers(exclude=window)
             self.run.faults.inject(fault)
             with self._lock:
                 window.injected_at = round(began, 3)

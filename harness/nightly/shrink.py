@@ -9,7 +9,10 @@ machine is; and the run ends a few seconds after its last heal (the
 jobs after it cannot make it fail sooner, only cost time). Then delta
 debugging (Zeller's ddmin) over the faults, since a fault dropped is the
 largest step, each candidate also ending soon after its own last heal;
-then a kill "now" (which may find its worker idle, or busy, depending on
+before ddmin, the faults the counterexample points at (``suspects.py``:
+active while a job it names lived) are tried alone, nearest first, then
+together, so that one rerun often does what ddmin does in many; ddmin then
+works on what is left. Then a kill "now" (which may find its worker idle, or busy, depending on
 the machine's speed) is pinned to a failpoint where it lands mid-job, if
 the schedule still fails that way; then the run is cut to just around its
 faults, the job rate halved, each fault's duration halved. Every candidate
@@ -32,6 +35,7 @@ from harness.nightly.runner import NightlyRunner, Outcome
 from harness.nightly.schedule import Planned, Schedule
 from harness.nightly.scenario_writer import scenario_source
 from harness.nightly.settings import NightlySettings
+from harness.nightly.suspects import Suspect, suspects_of
 
 LEAD_IN_S = 1.0   # a shifted schedule starts its first fault this far into the run
 TAIL_S = 1.0      # and ends this long after its last heal
@@ -41,6 +45,7 @@ CANDIDATE_TAIL_S = 5.0  # a candidate ends this long after its last heal
 RERUN_OVERHEAD_S = 10.0  # a rerun's reset of the stack, collection and verdict
 QUEUED = {"queued": {}}  # the moment an outage certainly loses a message: one waits in the broker
 PIN_WINDOW_S = 5.0  # a pinned outage may wait this long for its moment (a backlog comes and goes)
+MAX_ALONE = 3  # suspects tried alone, nearest first: a rerun costs the run plus the job bound
 
 
 @dataclass
@@ -106,6 +111,31 @@ class Shrinker:
             return schedule
         faults = [_pinned_outage(f, schedule.faults) if i in lost else f for i, f in enumerate(schedule.faults)]
         return schedule.with_faults(faults)
+
+    def suspected(self, schedule: Schedule) -> Schedule:
+        """The suspects alone (nearest first), then together: the first candidate that still fails.
+
+        "Alone" keeps the suspected defences switched off with it: a delaying
+        fault exposes a missing defence, a defence off alone exposes nothing.
+        A suspect of the original run keeps its index in every schedule
+        before ddmin (the free edits replace faults, they drop none).
+        """
+        found = suspects_of(self.best, self.wanted)
+        if not found:
+            self.log("shrink: the counterexample names no job during a fault: no suspects, ddmin on all faults")
+            return schedule
+        for suspect in found:
+            self.log(f"shrink suspect: fault {suspect.index} ({suspect.why})")
+        for indices, why in suspect_candidates(found, schedule):
+            if self.exhausted:
+                break
+            if len(indices) >= len(schedule.faults):
+                continue  # no smaller than the schedule itself
+            self.log(f"shrink: trying {why}")
+            candidate = trimmed(schedule.with_faults([schedule.faults[i] for i in sorted(indices)]))
+            if self.fails(candidate):
+                return candidate
+        return schedule
 
     def ddmin(self, schedule: Schedule) -> Schedule:
         """The classic ddmin over the faults: try subsets, then complements, refining the split."""
@@ -174,12 +204,35 @@ class Shrinker:
     def shrink(self, schedule: Schedule) -> Shrunk:
         # free edits, not yet verified: only a schedule a rerun saw fail becomes ``best``
         schedule = trimmed(self.pin_outages(schedule))
-        for step in (self.ddmin, self.pinned, self.shorter, self.fewer_jobs, self.shorter_faults):
+        for step in (self.suspected, self.ddmin, self.pinned, self.shorter, self.fewer_jobs, self.shorter_faults):
             if self.exhausted:
                 break
             schedule = step(schedule)
         return Shrunk(self.best.schedule, self.best, self.reruns, round(time.monotonic() - self.started, 1),
                       self.exhausted)
+
+
+def suspect_candidates(found: list[Suspect], schedule: Schedule) -> list[tuple[frozenset[int], str]]:
+    """The fault sets to try, in order: each delaying suspect with the suspected defences, then all suspects.
+
+    Only if no suspect delays anything is each (a defence) tried alone.
+    """
+    if not found:
+        return []
+    defences = [s.index for s in found if not schedule.faults[s.index].extends_bound]
+    causes = [s for s in found if schedule.faults[s.index].extends_bound] or found
+    candidates: list[tuple[frozenset[int], str]] = []
+    for suspect in causes[:MAX_ALONE]:
+        indices = frozenset({suspect.index, *defences})
+        if any(indices == seen for seen, _ in candidates):
+            continue
+        kept = f" with the defence(s) off {sorted(indices - {suspect.index})}" if len(indices) > 1 else ""
+        candidates.append((indices, f"suspect fault {suspect.index} alone{kept} (nearest to job "
+                                    f"{suspect.job_id}: {suspect.gap:g} s)"))
+    together = frozenset(s.index for s in found)
+    if all(together != indices for indices, _ in candidates):
+        candidates.append((together, f"the {len(together)} suspects together {sorted(together)}"))
+    return candidates
 
 
 def trimmed(schedule: Schedule) -> Schedule:

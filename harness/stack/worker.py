@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 import signal
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from harness.errors import ConfigError
 from harness.stack.app import AppProcess
@@ -116,9 +116,10 @@ class WorkerPool:
         self._emit("ready", fresh)
         return fresh
 
-    def replace_dead(self) -> list[int]:
-        """Replace every worker that is not running; return their indexes."""
-        dead = [i for i, w in enumerate(self.workers) if not w.is_running()]
+    def replace_dead(self, keep: Iterable[int] = ()) -> list[int]:
+        """Replace every worker that is not running (but those in ``keep``); return their indexes."""
+        kept = set(keep)
+        dead = [i for i, w in enumerate(self.workers) if not w.is_running() and i not in kept]
         for i in dead:
             self.replace(i)
         return dead

@@ -2,7 +2,8 @@
 
 A defence switched off stays off until the jobs the delaying faults exposed
 are judged (not until a wall-clock time that a slow heal can overtake); a
-worker that exited on its own is started again, unless a kill is under way.
+worker that exited on its own is started again, unless a kill is yet to
+fire, and never one a kill under way took down.
 """
 from __future__ import annotations
 
@@ -30,8 +31,9 @@ class FakeWorkers:
         self.dead = list(dead)
         self.names = ["worker1", "worker2"]
 
-    def replace_dead(self):
-        dead, self.dead = self.dead, []
+    def replace_dead(self, keep=()):
+        dead = [i for i in self.dead if i not in keep]
+        self.dead = [i for i in self.dead if i in keep]
         return dead
 
     def __getitem__(self, index):
@@ -91,3 +93,15 @@ def test_no_worker_is_restarted_while_a_kill_is_under_way():
     assert n.restart_exited_workers() == []
     kill.healed_at = 8.0
     assert n.restart_exited_workers() == [0]
+
+
+def test_a_kill_that_fired_keeps_only_its_own_worker_down():
+    # worker1 killed by a kill under way (its heal replaces it); worker2 exited on its own meanwhile (the broker
+    # went away under an ack): the next kill "now" of worker2 must find it running, not "already dead"
+    n = nemesis(KILL, LATER_KILL, dead=[0, 1])
+    fired, pending = n.windows
+    fired.fault, fired.injected_at = SimpleNamespace(kill_record={"worker": "worker1"}, killed=[0]), 3.0
+    pending.fault = SimpleNamespace(kill_record=None, killed=[])  # the kill being injected now: not fired yet
+    assert n.restart_exited_workers() == []  # a kill yet to fire: nothing replaced under it
+    assert n.restart_exited_workers(exclude=pending) == [1]
+    assert n.run.workers.dead == [0]

@@ -19,6 +19,7 @@ class FakeOutcome:
     schedule: Schedule
     failed: set[str]
     driven: Any = field(default_factory=lambda: SimpleNamespace(windows=[]))
+    verdict: Any = field(default_factory=lambda: SimpleNamespace(results=()))  # no counterexample: no suspects
 
     def failed_invariants(self) -> set[str]:
         return self.failed
