@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 import signal
+import threading
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
@@ -69,6 +70,10 @@ class WorkerPool:
         self.on_event = on_event
         self.cwd = cwd
         self.workers: list[CeleryWorker] = [self._new(i) for i in range(count)]
+        # a fault's heal and a supervisor may both replace the same dead worker at once: without
+        # one lock, each starts a fresh one, one overwrites the other's slot, and that one is never
+        # stopped (it outlives the stack)
+        self._lock = threading.RLock()
 
     def _new(self, index: int) -> CeleryWorker:
         return self.factory(worker_name(index), command=self.command, values=self.values,
@@ -86,10 +91,11 @@ class WorkerPool:
             self.on_event(name, worker, {"worker": worker.name, "pid": worker.pid, **data})
 
     def start(self) -> None:
-        pending = [w for w in self.workers if not w.is_running()]
-        start_all(pending)
-        for worker in pending:
-            self._emit("ready", worker)
+        with self._lock:
+            pending = [w for w in self.workers if not w.is_running()]
+            start_all(pending)
+            for worker in pending:
+                self._emit("ready", worker)
 
     def announce_ready(self) -> None:
         """Record every running worker as ready (for workers started along with the stack)."""
@@ -98,39 +104,44 @@ class WorkerPool:
 
     def kill(self, index: int = 0, sig: int = signal.SIGKILL) -> CeleryWorker:
         """Signal one worker's whole process group (main process and pool children)."""
-        worker = self.workers[index]
-        pid = worker.pid
-        worker.kill(sig)
-        self._emit("killed", worker, pid=pid, signal=signal.Signals(sig).name)
-        return worker
+        with self._lock:
+            worker = self.workers[index]
+            pid = worker.pid
+            worker.kill(sig)
+            self._emit("killed", worker, pid=pid, signal=signal.Signals(sig).name)
+            return worker
 
     def replace(self, index: int) -> CeleryWorker:
         """Reap worker ``index`` (dead or alive) and start a fresh one in its place."""
-        old = self.workers[index]
-        if old.is_running():
-            old.stop()
-        self._emit("exited", old)
-        fresh = self._new(index)
-        self.workers[index] = fresh
-        fresh.start()
-        self._emit("ready", fresh)
-        return fresh
+        with self._lock:
+            old = self.workers[index]
+            if old.is_running():
+                old.stop()
+            self._emit("exited", old)
+            fresh = self._new(index)
+            self.workers[index] = fresh
+            fresh.start()
+            self._emit("ready", fresh)
+            return fresh
 
     def replace_dead(self, keep: Iterable[int] = ()) -> list[int]:
         """Replace every worker that is not running (but those in ``keep``); return their indexes."""
-        kept = set(keep)
-        dead = [i for i, w in enumerate(self.workers) if not w.is_running() and i not in kept]
-        for i in dead:
-            self.replace(i)
-        return dead
+        with self._lock:
+            kept = set(keep)
+            dead = [i for i, w in enumerate(self.workers) if not w.is_running() and i not in kept]
+            for i in dead:
+                self.replace(i)
+            return dead
 
     def scale(self, count: int) -> None:
-        while len(self.workers) > count:
-            self.workers.pop().stop()
-        while len(self.workers) < count:
-            self.workers.append(self._new(len(self.workers)))
-        self.start()
+        with self._lock:
+            while len(self.workers) > count:
+                self.workers.pop().stop()
+            while len(self.workers) < count:
+                self.workers.append(self._new(len(self.workers)))
+            self.start()
 
     def stop(self) -> None:
-        for worker in self.workers:
-            worker.stop()
+        with self._lock:
+            for worker in self.workers:
+                worker.stop()
