@@ -29,6 +29,7 @@ import ctypes
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -179,15 +180,21 @@ def reap() -> list[int]:
         if not owned_folder(root):
             continue
         for folder in list(root.iterdir()):
-            if not _reapable(folder):
-                continue
-            pids = folder / "pids"
-            for pidfile in list(pids.iterdir()) if owned_folder(pids) else []:
-                pid = _same_process(pidfile)
-                if pid is not None:
-                    killed.extend(_kill_family(pid))
-            shutil.rmtree(folder, ignore_errors=True)  # rmtree never follows symlinks
+            if _reapable(folder):
+                killed.extend(_end_recorded(folder))
     collect(killed, leader=-1)  # those we adopted as subreaper become our zombies
+    return killed
+
+
+def _end_recorded(folder: Path) -> list[int]:
+    """Kill every process recorded in ``folder`` that is still the recorded one, then remove the folder."""
+    killed: list[int] = []
+    pids = folder / "pids"
+    for pidfile in list(pids.iterdir()) if owned_folder(pids) else []:
+        pid = _same_process(pidfile)
+        if pid is not None:
+            killed.extend(_kill_family(pid))
+    shutil.rmtree(folder, ignore_errors=True)  # rmtree never follows symlinks
     return killed
 
 
@@ -201,12 +208,24 @@ def _kill_family(pid: int) -> list[int]:
     return members
 
 
-def remove_run_dir() -> None:
-    """Delete this owner's scratch folders (once everything in them has stopped)."""
+def remove_run_dir() -> list[int]:
+    """Delete this owner's scratch folders; return the pids of processes that were still running.
+
+    After a clean stop there are none: a stopped process is forgotten. One
+    still recorded and alive was lost track of (a stop cut short by a signal,
+    or a bug): it is ended here, with its descendants, rather than left to
+    outlive the run with nothing left to name it.
+    """
+    killed: list[int] = []
     for root in _roots():
         folder = root / owner_id()
         if owned_folder(folder):
-            shutil.rmtree(folder, ignore_errors=True)
+            killed.extend(_end_recorded(folder))
+    collect(killed, leader=-1)
+    if killed:
+        print(f"jobquake: ended {len(killed)} process(es) still running when the run's folder was removed "
+              f"(pids {', '.join(map(str, killed))})", file=sys.stderr)
+    return killed
 
 
 def family(pid: int) -> list[int]:
