@@ -74,7 +74,6 @@ class Nemesis:
         self.windows = [Window(i, planned) for i, planned in enumerate(faults)]
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._restarting = threading.Lock()  # the supervisor and a kill's injection may both restart workers
         self._threads = [threading.Thread(target=self._play, args=(w,), name=f"nightly-fault-{w.index}",
                                           daemon=True) for w in self.windows]
         # the supervisor outlives the timeline: the app settles after the last heal, and may crash then too
@@ -128,8 +127,7 @@ class Nemesis:
         if any(getattr(fault, "kill_record", None) is None for fault in killing):
             return []
         taken = {index for fault in killing for index in getattr(fault, "killed", ())}  # their heals replace them
-        with self._restarting:
-            restarted = workers.replace_dead(keep=taken)
+        restarted = workers.replace_dead(keep=taken)  # the pool's own lock: one replacement of a worker at a time
         for index in restarted:
             self.run.history.record(SOURCE, "ok", "worker_restart",
                                     data={"worker": workers[index].name, "t": round(self.now(), 3)})
