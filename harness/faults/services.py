@@ -192,7 +192,7 @@ class BrokerOutage(Fault):
     message (of that job) waits in the broker, so the outage certainly loses
     one;
     ``InFlight(job_id, step)`` / ``AtFailpoint(name, match)``, while the
-    paid API holds that call / the app waits at that failpoint, both let go
+    paid API holds that call (``InFlight()``: any job's) / the app waits at that failpoint, both let go
     only at the heal, once the broker is back. A deferred outage is armed by
     ``inject()`` and happens from a thread; ``wait()`` returns its record.
     """

@@ -1,5 +1,10 @@
 """When a fault acts: ``Now()``, ``InFlight(job_id)``, ``AtFailpoint(name)`` or ``Queued(job_id)``.
 
+``InFlight()`` without a job is the moment any job's paid call reaches the
+provider: a kill then always lands mid-job, whoever holds the call, where a
+kill ``Now()`` may find its worker idle (and, having changed nothing, is
+judged not to have landed).
+
 A moment is armed before the scenario goes on (a gate on the paid API, an
 armed failpoint), so the fault cannot miss it however fast the app runs; it
 is then awaited in the fault's own thread. Waits poll in short slices and
@@ -62,10 +67,10 @@ class Now(When):
 
 
 class InFlight(When):
-    """When the paid API holds a call of ``job_id`` (and ``step``): a gate pins it in flight."""
+    """When the paid API holds a call of ``job_id`` (any job's if None) and ``step``: a gate pins it in flight."""
 
-    def __init__(self, job_id: str, step: str | None = None, timeout: float = DEFAULT_TIMEOUT):
-        self.job_id = p.text(job_id, "in_flight.job_id", "kill_worker")
+    def __init__(self, job_id: str | None = None, step: str | None = None, timeout: float = DEFAULT_TIMEOUT):
+        self.job_id = p.text(job_id, "in_flight.job_id", "kill_worker", optional=True)
         self.step = p.text(step, "in_flight.step", "kill_worker", optional=True)
         self.timeout = p.positive_number(timeout, "in_flight.timeout", "kill_worker")
         self._gate: Gate | None = None
@@ -81,7 +86,8 @@ class InFlight(When):
         while not cancelled.is_set() and self._gate is not None:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise FaultError(f"no paid call of job {self.job_id!r} (step {self.step!r}) reached "
+                whose = "any job" if self.job_id is None else f"job {self.job_id!r}"
+                raise FaultError(f"no paid call of {whose} (step {self.step!r}) reached "
                                  f"the provider within {self.timeout:g}s", fault=fault)
             try:
                 call = self._gate.wait(timeout=min(POLL_SLICE, left))
@@ -229,5 +235,5 @@ def parse_when(value: Any, fault: str = "kill_worker") -> When:
             except TypeError as exc:
                 raise FaultError(f"when = {value!r}: {exc}", fault=fault) from None
     raise FaultError(f"when = {value!r}: expected Now(), InFlight(...), AtFailpoint(...), Queued(...), 'now', "
-                     f"{{'in_flight': {{'job_id': ...}}}}, {{'at_failpoint': {{'name': ...}}}} or "
+                     f"{{'in_flight': {{'job_id': ...}}}} (or {{}}: any job), {{'at_failpoint': {{'name': ...}}}} or "
                      f"{{'queued': {{}}}}", fault=fault)

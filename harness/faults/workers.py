@@ -11,8 +11,9 @@ The moment (``when``):
 
 - ``Now()``: at once, the worker named ``worker`` (as ``jq.stack`` names
   it; default: the pool's first).
-- ``InFlight(job_id, step)``: a paid-API gate holds the job's call; once it
-  is held, the worker whose process tree holds it (the ledger's
+- ``InFlight(job_id, step)``: a paid-API gate holds the job's call (any
+  job's with ``InFlight()``: the kill then lands mid-job whichever job it
+  is); once it is held, the worker whose process tree holds it (the ledger's
   ``caller_pid``, header ``X-Caller-Pid``) is killed, then the gate is released, so the provider generates and bills
   with its client gone. A call whose caller cannot be identified (no
   header, or a pid in no worker's tree) is an error: no worker is killed.

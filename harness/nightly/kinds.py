@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from harness.errors import ConfigError
-from harness.stack.worker import worker_name
 
 
 @dataclass(frozen=True)
@@ -47,12 +46,17 @@ class Kind:
     usable: Callable[[Target], bool] = lambda target: True
 
 
+IN_FLIGHT = {"in_flight": {}}  # once any job's paid call reaches the provider
+
+
 def _kill(rng: random.Random, t: Target) -> dict[str, Any]:
-    # a kill "now" may find the worker idle; at a failpoint it lands mid-job, in whichever worker
-    # reaches it first (that worker kills its own process group)
-    moment = rng.choice(["now", *t.kill_failpoints])
-    if moment == "now":
-        return {"fault": "kill_worker", "worker": worker_name(rng.randrange(max(t.workers, 1))), "when": "now"}
+    # a kill always lands mid-job: while the provider holds any job's call (the worker holding it
+    # dies), or at one of the app's failpoints, in whichever worker reaches it first (that worker
+    # kills its own process group). A kill "now" may find its worker idle: it changes nothing, is
+    # judged not to have landed, and a schedule that failed with it may pass when replayed.
+    moment = rng.choice(["in_flight", *t.kill_failpoints])
+    if moment == "in_flight":
+        return {"fault": "kill_worker", "when": IN_FLIGHT}
     return {"fault": "kill_worker", "when": {"at_failpoint": {"name": moment}}}
 
 

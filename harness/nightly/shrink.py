@@ -12,9 +12,11 @@ largest step, each candidate also ending soon after its own last heal;
 before ddmin, the faults the counterexample points at (``suspects.py``:
 active while a job it names lived) are tried alone, nearest first, then
 together, so that one rerun often does what ddmin does in many; ddmin then
-works on what is left. Then a kill "now" (which may find its worker idle, or busy, depending on
-the machine's speed) is pinned to a failpoint where it lands mid-job, if
-the schedule still fails that way; then the run is cut to just around its
+works on what is left. Then a kill "now" (a schedule written before kills
+were drawn in flight; it may find its worker idle, or busy, depending on the
+machine's speed) is pinned to a moment where it lands mid-job: while any
+job's paid call is in flight, else at one of the app's failpoints, if the
+schedule still fails that way; then the run is cut to just around its
 faults, the job rate halved, each fault's duration halved. Every candidate
 is rerun on a fresh reset of the same stack (ending at the first job found
 stuck, the continuous check's verdict) and kept only if one of the
@@ -31,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
+from harness.nightly.kinds import IN_FLIGHT
 from harness.nightly.runner import NightlyRunner, Outcome
 from harness.nightly.schedule import Planned, Schedule
 from harness.nightly.scenario_writer import scenario_source
@@ -155,15 +158,17 @@ class Shrinker:
         return trimmed(schedule.with_faults(faults))
 
     def pinned(self, schedule: Schedule) -> Schedule:
-        """Each kill "now" tied to a failpoint instead (the first one with which the schedule still fails)."""
+        """Each kill "now" tied to a moment mid-job instead: a call in flight, else a failpoint
+        (the first with which the schedule still fails)."""
+        moments = [IN_FLIGHT, *({"at_failpoint": {"name": name}} for name in self.kill_failpoints)]
         for i, fault in enumerate(schedule.faults):
             if fault.spec.get("fault") != "kill_worker" or fault.spec.get("when", "now") != "now":
                 continue
-            for name in self.kill_failpoints:
+            for moment in moments:
                 if self.exhausted:
                     return schedule
                 faults = list(schedule.faults)
-                faults[i] = replace(fault, spec={"fault": "kill_worker", "when": {"at_failpoint": {"name": name}}})
+                faults[i] = replace(fault, spec={"fault": "kill_worker", "when": moment})
                 candidate = schedule.with_faults(faults)
                 if self.fails(candidate):
                     schedule = candidate

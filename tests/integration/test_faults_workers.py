@@ -55,6 +55,18 @@ def test_kill_in_flight_bills_the_held_call_with_the_client_gone(tiny):
     completes(tiny, "after-in-flight")
 
 
+def test_kill_in_flight_without_a_job_kills_whichever_worker_holds_the_next_call(tiny):
+    with tiny.faults.kill_worker(when=InFlight()) as kill:
+        assert not kill.fired  # nothing is in flight yet: the kill waits, it does not hit an idle worker
+        submit(tiny, "any-1")
+        record = kill.wait(10)
+        assert record["job_id"] == "any-1" and record["worker"] == "worker1"
+        assert job_state(tiny, "any-1") == "processing"  # killed mid-job, before writing "done"
+    landed = faults_landed(*tiny._collect())
+    assert landed.valid is True and "of job any-1" in landed.message
+    completes(tiny, "after-any-in-flight")
+
+
 def test_kill_at_failpoint_kills_the_worker_before_the_paid_call(tiny):
     kill = tiny.faults.kill_worker(when=AtFailpoint("tiny.after_processing", match={"job_id": "k1"}))
     old = tiny.workers[0].pid

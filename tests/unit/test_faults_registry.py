@@ -56,6 +56,13 @@ def test_when_is_parsed_from_plain_data():
     assert KillWorker(signal=15).signal == signal.SIGTERM and KillWorker(signal="kill").signal == signal.SIGKILL
 
 
+def test_a_kill_in_flight_without_a_job_waits_for_any_jobs_call():
+    fault = from_spec({"fault": "kill_worker", "when": {"in_flight": {}}})
+    assert isinstance(fault.when, InFlight) and fault.when.job_id is None and fault.when.step is None
+    assert from_spec(fault.spec()).spec() == fault.spec()
+    assert fault.spec()["when"] == {"in_flight": {"job_id": None, "step": None, "timeout": 30.0}}
+
+
 def test_a_broker_outage_takes_a_moment_and_now_keeps_its_old_spec():
     assert from_spec({"fault": "broker_outage"}).spec() == {"fault": "broker_outage"}
     outage = from_spec({"fault": "broker_outage", "when": {"queued": {"job_id": "j"}}})
@@ -80,7 +87,7 @@ def test_sigkill_goes_to_the_group_and_other_signals_to_the_main_process():
     ("stop_service", {"service": ""}, "service"),
     ("kill_worker", {"signal": "SIGNOPE"}, "is not a signal"),
     ("kill_worker", {"when": {"soon": {}}}, "when = "),
-    ("kill_worker", {"when": {"in_flight": {"step": "x"}}}, "job_id"),
+    ("kill_worker", {"when": {"in_flight": {"job_id": 3}}}, "job_id"),
     ("kill_worker", {"replace": "yes"}, "replace must be True or False"),
     ("pause_service", {}, "bad parameters"),
     ("hang_endpoint", {"layer": "disk"}, "layer must be one of"),

@@ -85,3 +85,11 @@ def test_a_printed_scenario_with_a_sweep_judges_the_sweep():
     compile(text, "scenario.py", "exec")
     plain = scenario_source(schedule(3, duration=60), invariant="x", message="y")
     assert "sweep_complete" not in plain and "sweep_every" not in plain
+
+
+def test_every_drawn_kill_waits_for_a_moment_mid_job():
+    # a kill "now" may find its worker idle: it lands on nothing and its run cannot be replayed
+    kills = [f.spec for f in schedule(4, duration=3600, kinds=["kill"]).faults]
+    moments = {str(k["when"]) for k in kills}
+    assert moments == {str({"in_flight": {}}), str({"at_failpoint": {"name": "task.claimed"}})}
+    assert all("worker" not in k for k in kills)

@@ -85,21 +85,38 @@ def test_the_printed_scenario_is_valid_python_with_each_fault_and_its_when():
     assert source.count('"when": "now"') == 2 and "def test_nightly_seed_3_minimal(jq):" in source
 
 
-def test_a_kill_now_is_pinned_to_a_failpoint_when_the_schedule_still_fails_that_way():
+def _pin(kill_when_that_fails: dict) -> tuple[Schedule, int]:
+    """A schedule with one kill "now", pinned by a shrinker whose reruns fail only with ``kill_when_that_fails``."""
     now_kill = Planned(at=5.0, lasts=2.0, kind="kill", spec={"fault": "kill_worker", "worker": "worker1",
                                                               "when": "now"})
     schedule = Schedule(seed=3, duration=30.0, rate=2.0, concurrency=4, job_bound=20.0, faults=(now_kill,))
 
-    def attempt(candidate: Schedule) -> FakeOutcome:  # only a kill mid-paid-call loses the job
+    def attempt(candidate: Schedule) -> FakeOutcome:
         when = candidate.faults[0].spec["when"] if candidate.faults else None
-        bad = when == "now" or when == {"at_failpoint": {"name": "task.before_paid_call"}}
+        bad = when == "now" or when == kill_when_that_fails
         return FakeOutcome(candidate, {"no_job_stuck"} if bad else set())
 
     shrinker = Shrinker(attempt, FakeOutcome(schedule, {"no_job_stuck"}), budget_s=10_000, log=lambda _: None,
                         kill_failpoints=("task.claimed", "task.before_paid_call"))
-    pinned = shrinker.pinned(schedule)
+    return shrinker.pinned(schedule), shrinker.reruns
+
+
+def test_a_kill_now_is_pinned_to_a_call_in_flight_first():
+    pinned, reruns = _pin({"in_flight": {}})
+    assert pinned.faults[0].spec == {"fault": "kill_worker", "when": {"in_flight": {}}}
+    assert reruns == 1
+
+
+def test_a_kill_now_is_pinned_to_a_failpoint_when_only_that_still_fails():
+    pinned, reruns = _pin({"at_failpoint": {"name": "task.before_paid_call"}})  # e.g. a job with no paid call
     assert pinned.faults[0].spec == {"fault": "kill_worker", "when": {"at_failpoint": {"name": "task.before_paid_call"}}}
-    assert shrinker.reruns == 2
+    assert reruns == 3
+
+
+def test_a_kill_now_stays_when_no_moment_mid_job_fails():
+    pinned, reruns = _pin({"never": {}})
+    assert pinned.faults[0].spec["when"] == "now"
+    assert reruns == 3
 
 
 def outage(at: float, when: Any = None) -> Planned:
