@@ -36,7 +36,7 @@ CASES = {  # mutant -> (the nightly that finds it, the invariant it should fail)
                            "sweep_complete"),
     "dual-write": (["--seed", "236", "--duration", "60s", "--faults", "pool,defence_off", "--rate", "2/s"],
                    "no_job_stuck"),
-    "no-sweeper": (["--seed", "7", "--duration", "60s", "--faults", "broker,kill", "--rate", "2/s"], "no_job_stuck"),
+    "no-sweeper": (["--seed", "344", "--duration", "60s", "--faults", "broker,kill", "--rate", "2/s"], "no_job_stuck"),
     "acks-early": (["--seed", "160", "--duration", "50s", "--faults", "kill,defence_off", "--rate", "2/s"],
                    "no_job_stuck"),
     "fresh-idempotency-key": (["--seed", "159", "--duration", "60s", "--rate", "2/s"], "no_double_billing"),
