@@ -124,8 +124,8 @@ def write_html(runs: list[dict[str, Any]], path: Path, timeline: Path | None = N
     from harness.checks.result import merge_valid
 
     overall = mark(merge_valid(r["valid"] for r in runs))
-    link = f'<p>job timelines of the counterexamples: <a href="{escape(str(timeline))}">{escape(str(timeline))}</a></p>' \
-        if timeline else ""
+    what = "job timelines of the counterexamples" if any(r["valid"] is False for r in runs) else "job timelines"
+    link = f'<p>{what}: <a href="{escape(str(timeline))}">{escape(str(timeline))}</a></p>' if timeline else ""
     body = "".join(_section(r) for r in runs)
     path.write_text(f'<!doctype html><html><head><meta charset="utf-8"><title>jobquake nightly: {overall}</title>'
                     f"<style>{CSS}</style></head><body><h1>jobquake nightly "

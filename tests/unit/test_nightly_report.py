@@ -70,3 +70,14 @@ def test_latency_series_and_fault_effects():
     assert effects["jobs_affected"] == 1 and effects["retried"] == 1 and effects["recovery_s"] == 4.0
     assert effects["landed"] is False  # no "fault ok inject" event: no evidence it landed
     assert percentile([3.0, 1.0, 2.0], 50) == 2.0 and percentile([], 99) is None
+
+
+def test_the_timelines_link_says_counterexamples_only_when_there_are_some(tmp_path):
+    from harness.nightly.report import write_html
+
+    runs = {valid: json.loads((shard_json(tmp_path / str(valid), "0/1", valid) / "nightly.json").read_text())
+            for valid in (True, False)}
+    page = write_html([runs[True]], tmp_path / "valid.html", timeline=tmp_path / "timeline.html").read_text()
+    assert "job timelines:" in page and "counterexamples" not in page
+    page = write_html([runs[False]], tmp_path / "invalid.html", timeline=tmp_path / "timeline.html").read_text()
+    assert "job timelines of the counterexamples:" in page
