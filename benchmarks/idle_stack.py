@@ -2,10 +2,11 @@
 
 Starts the default stack of this project (as a scenario session would),
 waits until it is up, then samples every process it started (this process's
-descendants) over ``--seconds`` of idleness. Polling loops show here: the
-app's relay, sweeper and consumers, Celery's timers, the servers. In the
-mutation matrix every session runs a stack beside the others, so this is
-paid once per session for its whole wall time. Writes
+descendants, grouped as ``nightly_profile.py`` groups them) over
+``--seconds`` of idleness. Polling loops show here: the app's relay,
+sweeper and consumers, Celery's timers, the servers. In the mutation
+matrix every session runs a stack beside the others, so this is paid once
+per session for its whole wall time. Writes
 ``benchmarks/results/idle_stack.json``.
 
     .venv/bin/python benchmarks/idle_stack.py [--seconds 60]
@@ -21,31 +22,9 @@ from pathlib import Path
 from harness.config import find_pyproject, resolve
 from harness.stack import reaper
 from harness.stack.stack import Stack
+from nightly_profile import by_group, descendants, processes  # this script's folder: the same /proc table
 
 RESULTS = Path(__file__).parent / "results" / "idle_stack.json"
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pids: list[int]) -> dict[int, tuple[str, float]]:
-    """{pid: (command line, CPU seconds so far)} of those still alive."""
-    found = {}
-    for pid in pids:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        found[pid] = (cmd.strip()[:120], (int(fields[11]) + int(fields[12])) / TICKS)
-    return found
-
-
-def label(cmd: str) -> str:
-    """A short name: the module or program a process runs."""
-    words = cmd.split()
-    if "-m" in words and words.index("-m") + 1 < len(words):
-        return words[words.index("-m") + 1] + (" worker" if "worker" in words else "")
-    return Path(words[0]).name if words else "?"
 
 
 def main() -> None:
@@ -56,18 +35,17 @@ def main() -> None:
     stack = Stack(resolve(pyproject=find_pyproject(Path.cwd())), reaper.run_dir() / "stack")
     stack.start()
     try:
-        pids = [pid for pid in reaper.family(os.getpid()) if pid != os.getpid()]
-        before, started = cpu_seconds(pids), time.monotonic()
+        before, started = processes(), time.monotonic()
+        pids = descendants(before, os.getpid())
         time.sleep(args.seconds)  # the measurement window: the stack is left alone on purpose
-        after, wall = cpu_seconds(pids), time.monotonic() - started
+        after, wall = processes(), time.monotonic() - started
     finally:
         stack.stop()
         reaper.remove_run_dir()
-    rows: dict[str, float] = {}
-    for pid, (cmd, cpu) in after.items():
-        if pid in before:
-            rows[label(cmd)] = rows.get(label(cmd), 0.0) + (cpu - before[pid][1]) / wall * 100
-    rows = dict(sorted(((k, round(v, 2)) for k, v in rows.items()), key=lambda kv: -kv[1]))
+    alive = {pid for pid in pids if pid in after}  # a process gone by the end has no difference to show
+    spent, base = by_group(after, alive), by_group(before, alive)
+    rows = {name: round((cpu - base[name]) / wall * 100, 2) for name, cpu in spent.items()}
+    rows = dict(sorted(rows.items(), key=lambda kv: -kv[1]))
     for name, share in rows.items():
         print(f"{share:6.2f} % of a core  {name}")
     total = round(sum(rows.values()), 2)
