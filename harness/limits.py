@@ -33,6 +33,7 @@ import psycopg
 from harness.checks.end_to_end import LIMITS
 from harness.config import load_callable
 from harness.errors import ConfigError
+from harness.evidence.clock import wall_to_monotonic
 from harness.history import vocabulary as v
 from harness.history.timing import committed_data
 
@@ -92,7 +93,7 @@ def record_results(run: Any, dsn: str) -> int:
     except psycopg.Error as exc:
         raise ConfigError(f"results_query failed: {exc}; it must return job_id, step, attempt, call_id, "
                           f"saved_at[, committed_at]", key="results_query") from exc
-    to_monotonic = time.monotonic() - time.time()
+    to_monotonic = wall_to_monotonic()
     for row in rows:
         job_id, step, attempt, call_id, saved = row[:5]
         committed = row[5] if len(row) > 5 else None
@@ -100,5 +101,5 @@ def record_results(run: Any, dsn: str) -> int:
         run.history.record(v.WRITE, "ok", v.STEP_SAVED, job_id=str(job_id), attempt=attempt,
                            data={"step": step, "table": "results", "call_id": None if call_id is None else str(call_id),
                                  "attempt": attempt, "refused": False, **committed_data(committed, to_monotonic)},
-                           t=wall + to_monotonic, wall=wall)
+                           wall=wall)
     return len(rows)

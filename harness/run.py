@@ -28,6 +28,7 @@ from harness.checks.needs import (EXPECT, HEARTBEAT_SOURCE, LEDGER_SOURCE, READ,
 from harness.config import Config
 from harness.errors import SettleTimeout
 from harness.evidence import JobTable, Snapshot, attempt_deaths, hard_limit_kills, tasks_received
+from harness.evidence.clock import WALL_CLOCK, wall_to_monotonic
 from harness.evidence.job_logs import JobLogs
 from harness.failpoints.control import FailpointControl
 from harness.faults import Faults
@@ -76,6 +77,8 @@ class Run:
         self.nodeid = nodeid
         self.seed = config.seed
         self.artifacts = artifacts
+        self._opened = time.monotonic()
+        WALL_CLOCK.start()  # from here on a step of the wall clock cannot misplace the database's times
         shutil.rmtree(self.artifacts, ignore_errors=True)  # evidence of an earlier run of this test
         self.artifacts.mkdir(parents=True)
         # one RNG per test, derived from the run seed: replaying one test replays its choices
@@ -159,6 +162,8 @@ class Run:
         if beats is not None:  # config names a heartbeat column: the app's liveness evidence
             self._read(HEARTBEAT_SOURCE, len(beats))
         self._collect_hard_limit_kills()
+        for at, step in WALL_CLOCK.steps_since(self._opened):  # shown on the timeline: it explains odd wall times
+            self.history.record(v.HARNESS, "ok", v.WALL_CLOCK_STEPPED, t=at, data={"step_s": step})
         from harness.limits import record_limits, record_results
 
         record_limits(self)  # the app's declared limits and saved results: generic invariants' evidence
@@ -188,7 +193,7 @@ class Run:
             text = worker.logs_since(self._log_offsets.get(worker.name, 0))
             kills += hard_limit_kills(worker.name, text)
             received += tasks_received(text)
-        self.history.extend(events_from_hard_limit_kills(kills, time.monotonic() - time.time()))
+        self.history.extend(events_from_hard_limit_kills(kills, wall_to_monotonic()))
         self.history.record(v.HARNESS, "ok", READ,
                             data={"source": WORKER_LOG_SOURCE, "records": len(kills), "tasks_received": received})
 

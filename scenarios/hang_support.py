@@ -8,7 +8,6 @@ record of when the app stopped waiting; ``deadline_honoured`` reads it.
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from harness import Run
@@ -38,9 +37,8 @@ def record_item_outcomes(jq: Run, refapp: Any) -> int:
     """
     rows = refapp.query("SELECT job_id, idx, attempt, state, extract(epoch FROM updated_at)::float8 "
                         "FROM items WHERE state <> 'pending' ORDER BY updated_at")
-    offset = time.monotonic() - time.time()
     for job_id, idx, attempt, state, wall in rows:
-        jq.history.record(v.WRITE, "ok", v.WRITE, job_id=job_id, attempt=attempt, t=wall + offset, wall=wall,
+        jq.history.record(v.WRITE, "ok", v.WRITE, job_id=job_id, attempt=attempt, wall=wall,
                           data={"attempt": attempt, "table": "items", "item": idx, "state": state,
                                 "refused": False})
     return len(rows)

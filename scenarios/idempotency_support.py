@@ -7,7 +7,6 @@ as ``write ok step_saved`` events at the time they happened.
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from harness import Run
@@ -28,15 +27,14 @@ def record_saved_steps(jq: Run, refapp: Any) -> int:
     ``created_at`` is the saving transaction's ``now()`` (its start); the
     row's commit time (``pg_xact_commit_timestamp``) is when the step became
     done for everyone else, which is what the checker reads. Both are
-    wall-clock readings of this machine's database: monotonic times are
-    derived with the offset between the two clocks here and now.
+    wall-clock readings of this machine's database, which the history places
+    on its monotonic clock with the offset in force when they were made.
     """
     rows = refapp.query(SAVED_STEPS_SQL)
-    to_monotonic = time.monotonic() - time.time()
     for job_id, step, attempt, call_id, wall, committed in rows:
         jq.history.record(v.WRITE, "ok", STEP_SAVED, job_id=job_id, attempt=attempt,
                           data={"step": step, "table": "step_results", "call_id": call_id,
                                 "attempt": attempt, "refused": False,
-                                **committed_data(committed, to_monotonic)},
-                          t=wall + to_monotonic, wall=wall)
+                                **committed_data(committed)},
+                          wall=wall)
     return len(rows)

@@ -50,7 +50,7 @@ def record(run: Any) -> list[dict[str, Any]]:
         later_ended = any(r["state"] != "running" for r in runs[index + 1:])
         data = _report(refapp, sweep_run, existing, abandoned=sweep_run["state"] == "running" and later_ended)
         wall = sweep_run["finished_at"].timestamp() if sweep_run["finished_at"] else time.time()
-        run.history.record(v.SWEEP, "ok", v.SWEEP, data=data, wall=wall, t=wall + (time.monotonic() - time.time()))
+        run.history.record(v.SWEEP, "ok", v.SWEEP, data=data, wall=wall)
         reports.append(data)
     refapp.http.close()
     return reports

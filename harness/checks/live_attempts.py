@@ -39,7 +39,10 @@ before the takeover at ``T``. A takeover is invalid when
 Excused, whatever the heartbeat says: the owner's process was killed,
 stopped or frozen by a fault between ``L`` and ``T`` (its pid, from the
 ledger's ``caller_pid``, in the fault's process tree; when the owner made
-no paid call any worker or app process fault counts). Rule 2 is also
+no paid call any worker or app process fault counts). Rule 1 is excused
+when the heartbeat was stale by the wall clock the app judges with (the
+statement's database time minus the beat's value): the wall clock was
+stepped forward in between, so by the app's own rule it was stale. Rule 2 is also
 excused when a fault that may cut an attempt off from where it beats (a
 database restart, held connections, an emptied pool, a failpoint, an
 infrastructure service paused, a network fault off the paid API's path)
@@ -195,11 +198,12 @@ def _judge(history: History, takeover: Takeover, stale: float, faults: list[Wind
            calls: list[Any]) -> dict[str, Any] | None | str:
     """A violation; ``"excused"`` / ``"dead"`` for a takeover that was right; None when not judged."""
     t = takeover.change.t
-    beats = [b.data["beat_t"] for b in _beats(history) if b.job_id == takeover.job_id
+    beats = [b for b in _beats(history) if b.job_id == takeover.job_id
              and b.attempt == takeover.attempt and b.t <= t and b.data.get("beat_t") is not None]
     if not beats:
         return None
-    last = max(beats)
+    latest = max(beats, key=lambda b: b.data["beat_t"])
+    last = latest.data["beat_t"]
     owner_pids = _owner_pids(history, takeover.job_id, takeover.attempt, calls)
     if any(hits_owner(w, owner_pids) and in_force(w, last, t) for w in faults):
         return "excused"
@@ -208,6 +212,8 @@ def _judge(history: History, takeover: Takeover, stale: float, faults: list[Wind
             "at": history.relative(t), "last_beat": history.relative(last), "silent_for": round(age, 3),
             "stale_after": stale}
     if age < stale:
+        if _stale_by_wall_clock(takeover.change, latest, stale):
+            return "excused"
         return {**base, "why": "its heartbeat was fresh"}
     if any(cuts_off(w) and in_force(w, t - stale, t) for w in faults):
         return "excused"
@@ -216,6 +222,17 @@ def _judge(history: History, takeover: Takeover, stale: float, faults: list[Wind
         return "dead"
     return {**base, "why": "it was alive, nothing kept it from beating, and it did not beat",
             "alive_at": history.relative(alive[0])}
+
+
+def _stale_by_wall_clock(change: Event, beat: Event, stale: float) -> bool:
+    """The app's own clock said stale: the wall clock it dates beats by was stepped forward in between.
+
+    The app judges a heartbeat by wall time (``now() - beat``), which a step of
+    the wall clock (NTP, a virtual machine's clock caught up) ages at once; the
+    monotonic timeline this check reads does not move. A takeover the step
+    caused is the clock's doing, not the app's."""
+    beat_at = beat.data.get("beat_at")
+    return beat_at is not None and change.wall - float(beat_at) >= stale
 
 
 def _sentence(f: dict[str, Any]) -> str:

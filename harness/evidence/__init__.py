@@ -20,6 +20,9 @@ in its own rows; ``harness.history.converters`` turns them into events.
   the reader of one log, which loses no row that commits late.
 * ``attempt_deaths(changes, terminal_states)``, ``AttemptDeath``
   (``derive.py``): attempts the job left behind, from the state log.
+* ``WALL_CLOCK``, ``wall_to_monotonic()`` (``clock.py``): the database's wall
+  times placed on the monotonic clock with the offset in force when they were
+  written, sampled as the run goes, so a step of the wall clock moves nothing.
 * ``HardLimitKill``, ``hard_limit_kills(worker, text)``, ``tasks_received(text)``
   (``worker_logs.py``): tasks a Celery worker killed at their hard time
   limit, and the tasks it received, from its log.

@@ -8,18 +8,18 @@ time. A claim that sets the column is the new attempt's first beat::
 
     beats = read_heartbeats(conn, cfg)   # Beat rows, in log order
 
-Times are converted to monotonic seconds with the offset
-``time.monotonic() - time.time()`` measured when reading, as the state log
-does, so a beat compares directly with the changes of the state log.
+Times are converted to monotonic seconds with the offset in force when the
+beat was written (``harness.evidence.clock``), as the state log does, so a
+beat compares directly with the changes of the state log.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
 
+from harness.evidence.clock import wall_to_monotonic
 from harness.evidence.state_log import StateLogConfig, fetch_rows
 
 
@@ -46,7 +46,7 @@ def _select_sql(cfg: StateLogConfig) -> str:
 def read_heartbeats(conn: Any, cfg: StateLogConfig, since_id: int = 0) -> list[Beat]:
     """Logged beats after ``since_id``, in log order (``conn``: psycopg, or SQLAlchemy with psycopg underneath)."""
     rows = fetch_rows(conn, _select_sql(cfg), {"since": since_id})
-    offset = time.monotonic() - time.time()
-    return [Beat(log_id=log_id, job_id=job_id, attempt=attempt, beat_t=beat + offset, beat_wall=beat,
-                 t=changed + offset, wall=changed)
+    to_monotonic = wall_to_monotonic()
+    return [Beat(log_id=log_id, job_id=job_id, attempt=attempt, beat_t=to_monotonic(beat), beat_wall=beat,
+                 t=to_monotonic(changed), wall=changed)
             for log_id, job_id, attempt, beat, changed in rows]

@@ -32,8 +32,8 @@ A beat that changes nothing else costs one small insert.
 Names come from the app's config, so every identifier is validated and
 quoted (``psycopg.sql.Identifier``) before it enters generated SQL.
 ``read_state_log`` converts ``changed_at`` to monotonic time with the offset
-``time.monotonic() - time.time()`` measured when it reads; ``wall`` keeps the
-database's time. A change's ``t`` is the statement time; ``committed_at``
+that was in force when the row was written (``harness.evidence.clock``: the
+wall clock may have been stepped since); ``wall`` keeps the database's time. A change's ``t`` is the statement time; ``committed_at``
 (wall) and ``committed_t`` (monotonic) are None when the server does not
 track commit times. ``harness.history.converters.events_from_state_log``
 turns the rows into ``job`` events (``harness.history.timing`` picks a time).
@@ -41,13 +41,13 @@ turns the rows into ``job`` events (``harness.history.timing`` picks a time).
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
 
 from harness.errors import ConfigError
+from harness.evidence.clock import wall_to_monotonic
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 DEFAULT_LOG_TABLE = "jobquake_state_log"
@@ -232,14 +232,14 @@ def read_state_log(conn: Any, since_id: int = 0, cfg: StateLogConfig | None = No
     ``last_log_id``).
     """
     rows = fetch_rows(conn, _select_sql(cfg or StateLogConfig()), {"since": since_id})
-    offset = time.monotonic() - time.time()
+    to_monotonic = wall_to_monotonic()
     changes = []
     for log_id, job_id, state, reason, attempt, op, epoch, txid, writer, committed in rows:
         kept = {} if op == "DELETE" else {"state": state, "reason": reason, "attempt": attempt}
         changes.append(StateChange(
-            log_id=log_id, job_id=job_id, op=op, t=epoch + offset, wall=epoch, txid=txid,
+            log_id=log_id, job_id=job_id, op=op, t=to_monotonic(epoch), wall=epoch, txid=txid,
             writer_attempt=writer, committed_at=committed,
-            committed_t=None if committed is None else committed + offset, **kept))
+            committed_t=None if committed is None else to_monotonic(committed), **kept))
     return changes
 
 

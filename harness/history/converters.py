@@ -34,7 +34,7 @@ Converted events carry ``index = -1``: ``Recorder.extend`` places them.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from harness.evidence import AttemptDeath, Beat, HardLimitKill, StateChange
 from harness.history import vocabulary as v
@@ -141,9 +141,10 @@ def events_from_heartbeats(beats: Iterable[Beat]) -> list[Event]:
             for b in beats]
 
 
-def events_from_hard_limit_kills(kills: Iterable[HardLimitKill], to_monotonic: float) -> list[Event]:
-    """``worker ok hard_time_limit`` per kill, dated by its log line (``to_monotonic``: monotonic - wall)."""
-    return [Event(UNINDEXED, k.wall + to_monotonic, k.wall, v.WORKER, OK, v.HARD_LIMIT, None, None,
+def events_from_hard_limit_kills(kills: Iterable[HardLimitKill],
+                                 to_monotonic: Callable[[float], float]) -> list[Event]:
+    """``worker ok hard_time_limit`` per kill, dated by its log line (``to_monotonic``: see ``harness.evidence.clock``)."""
+    return [Event(UNINDEXED, to_monotonic(k.wall), k.wall, v.WORKER, OK, v.HARD_LIMIT, None, None,
                   {"worker": k.worker, "task": k.task, "task_id": k.task_id, "limit_s": k.limit_s})
             for k in kills]
 

@@ -9,6 +9,7 @@ Usage::
 
     recorder = Recorder(artifacts / "history.jsonl")
     recorder.record("submit", "invoke", "submit", data={"project": "p", "file": "f"})
+    recorder.record("sweep", "ok", "sweep", wall=finished_at)   # dated by the database's clock
     recorder.extend(events_from_ledger(paidapi.ledger()))   # other sources, own times
     history = recorder.events()                             # a History, ordered by t
     recorder.close()
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Iterable, Mapping
 
+from harness.evidence.clock import wall_to_monotonic
 from harness.history.event import Event
 from harness.history.history import History
 
@@ -45,8 +47,14 @@ class Recorder:
     def record(self, source: str, type: str, name: str, job_id: str | None = None,
                attempt: int | None = None, data: Mapping[str, Any] | None = None,
                t: float | None = None, wall: float | None = None) -> Event:
-        """Record one event now (or at the given ``t`` / ``wall``) and return it."""
-        event = Event(index=0, t=time.monotonic() if t is None else t,
+        """Record one event now (or at the given ``t`` / ``wall``) and return it.
+
+        ``wall`` alone (a time the database or another process dated by the wall
+        clock) is placed on the monotonic clock with the offset in force then
+        (``harness.evidence.clock``), not the offset of this moment."""
+        if t is None:
+            t = time.monotonic() if wall is None else wall_to_monotonic()(wall)
+        event = Event(index=0, t=t,
                       wall=time.time() if wall is None else wall, source=source, type=type,
                       name=name, job_id=None if job_id is None else str(job_id),
                       attempt=attempt, data=dict(data or {}))

@@ -15,6 +15,9 @@ Events without a commit time (not from the database, or a server without
 """
 from __future__ import annotations
 
+from typing import Callable
+
+from harness.evidence.clock import wall_to_monotonic
 from harness.history.event import Event
 
 COMMITTED_T = "committed_t"  # data key: monotonic commit time
@@ -32,8 +35,14 @@ def commit_time(event: Event) -> float:
     return float(value) if value is not None else event.t
 
 
-def committed_data(committed_at: float | None, to_monotonic: float) -> dict[str, float]:
-    """The data keys of a commit time read from the database (empty when it was not tracked)."""
+def committed_data(committed_at: float | None,
+                   to_monotonic: Callable[[float], float] | None = None) -> dict[str, float]:
+    """The data keys of a commit time read from the database (empty when it was not tracked).
+
+    ``to_monotonic`` places a wall time on the monotonic clock; by default the
+    process's (``harness.evidence.clock``), which uses the offset in force at
+    that time."""
     if committed_at is None:
         return {}
-    return {COMMITTED_AT: committed_at, COMMITTED_T: committed_at + to_monotonic}
+    to_monotonic = to_monotonic or wall_to_monotonic()
+    return {COMMITTED_AT: committed_at, COMMITTED_T: to_monotonic(committed_at)}

@@ -89,6 +89,7 @@ EFFECTIVE = "effective"
 SCAN = "scan"
 SETTLE = "settle"
 STEP_SAVED = "step_saved"  # source ``write``: a step's result was committed (data: step, table, call_id)
+WALL_CLOCK_STEPPED = "wall_clock_stepped"  # source ``harness``: the machine's wall clock jumped (data: step_s)
 HARD_LIMIT = "hard_time_limit"  # source ``worker``: a task killed at its hard time limit (data: task, limit_s)
 BEAT = "beat"  # source ``heartbeat``: the job row's heartbeat column moved
 STREAM = "stream"  # source ``event``: the status event stream itself (``info``: it was lost)

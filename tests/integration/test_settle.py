@@ -1,7 +1,6 @@
 """Settling on the broker, keeping tests apart, and dating writes, on the tiny app's stack."""
 from __future__ import annotations
 
-import time
 
 import httpx
 import psycopg
@@ -94,8 +93,7 @@ def record_saved(run) -> None:
     with psycopg.connect(run.database_dsn, autocommit=True) as conn:
         rows = conn.execute("SELECT job_id, extract(epoch FROM created_at)::float8, "
                             "extract(epoch FROM pg_xact_commit_timestamp(xmin))::float8 FROM results").fetchall()
-    offset = time.monotonic() - time.time()
     for job_id, created, committed in rows:
         run.history.record(v.WRITE, "ok", STEP_SAVED, job_id=job_id, attempt=1,
-                           data={"step": "label", "table": "results", **committed_data(committed, offset)},
-                           t=created + offset, wall=created)
+                           data={"step": "label", "table": "results", **committed_data(committed)},
+                           wall=created)

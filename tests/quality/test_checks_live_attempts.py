@@ -7,7 +7,7 @@ from harness.checks.generic import applicable
 from harness.checks.live_attempts import NAME, no_live_attempt_taken
 from harness.checks.result import Result
 from harness.history import vocabulary as v
-from harness.history.builder import HistoryBuilder
+from harness.history.builder import WALL_OFFSET, HistoryBuilder
 from harness.history.event import OK
 
 STALE = 1.0
@@ -25,13 +25,16 @@ def change(b: HistoryBuilder, t: float, state: str, attempt: int, writer: int | 
     b.event(v.JOB, OK, v.STATE, t, "j1", attempt, **data)
 
 
-def beats(b: HistoryBuilder, attempt: int, *times: float) -> None:
+def beats(b: HistoryBuilder, attempt: int, *times: float, wall_step: float | None = None) -> None:
+    """``wall_step``: the beats also carry their wall time, as read before the wall clock was stepped
+    forward by that much (0: never stepped)."""
     for t in times:
-        b.event(v.HEARTBEAT, OK, v.BEAT, t, "j1", attempt, attempt=attempt, beat_t=b.base + t)
+        wall = {} if wall_step is None else {"beat_at": WALL_OFFSET + t - wall_step}
+        b.event(v.HEARTBEAT, OK, v.BEAT, t, "j1", attempt, attempt=attempt, beat_t=b.base + t, **wall)
 
 
 def job(taken_at: float, last_beat: float, *, call_end: float | None = None, stale: float | None = STALE,
-        taken_by_claim: bool = False, names_writers: bool = True) -> HistoryBuilder:
+        taken_by_claim: bool = False, names_writers: bool = True, wall_step: float | None = None) -> HistoryBuilder:
     """Attempt 1 beats from 0.1 to ``last_beat`` while its one paid call runs from 0.15 to ``call_end``;
     at ``taken_at`` a sweeper re-queues the job (or attempt 2 claims it); attempt 2 finishes."""
     b = HistoryBuilder()
@@ -40,7 +43,8 @@ def job(taken_at: float, last_beat: float, *, call_end: float | None = None, sta
                 writes_name_attempt=names_writers)
     change(b, 0.0, "queued", 0, None, 1)
     change(b, 0.1, "running", 1, None, 2)
-    beats(b, 1, *[round(0.1 + 0.1 * i, 3) for i in range(int(round((last_beat - 0.1) / 0.1)) + 1)])
+    beats(b, 1, *[round(0.1 + 0.1 * i, 3) for i in range(int(round((last_beat - 0.1) / 0.1)) + 1)],
+          wall_step=wall_step)
     b.call("j1", 0.15, call_end, attempt=1, step="doc-0", caller_pid=WORKER_CHILD,
            state="done" if call_end is not None else "in_flight")
     if taken_by_claim:
@@ -65,6 +69,19 @@ def test_a_claim_while_the_owners_heartbeat_is_fresh_is_invalid():
     assert result.valid is False
     first = result.counterexample[0]
     assert first["why"] == "its heartbeat was fresh" and first["taken"] == "attempt 2 claimed the job"
+
+
+def test_a_claim_the_wall_clock_made_stale_is_excused():
+    """The wall clock the app judges beats by was stepped 1.7 s forward between the last beat and the claim:
+    by the app's own clock the beat was stale, though on the monotonic timeline only 0.05 s passed."""
+    result = verdict(job(taken_at=1.05, last_beat=1.0, call_end=3.0, taken_by_claim=True, wall_step=1.7))
+    assert result.valid is True, result.message
+    assert result.details["excused"] == 1
+
+
+def test_a_claim_fresh_by_the_wall_clock_too_is_still_invalid():
+    result = verdict(job(taken_at=1.05, last_beat=1.0, call_end=3.0, taken_by_claim=True, wall_step=0.0))
+    assert result.valid is False and result.counterexample[0]["why"] == "its heartbeat was fresh"
 
 
 def test_a_requeue_of_an_attempt_alive_and_silent_with_nothing_in_its_way_is_invalid():

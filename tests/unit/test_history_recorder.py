@@ -8,6 +8,8 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 from harness import wait_until
 from harness.history import Event, Recorder, load
 from harness.history import vocabulary as v
@@ -34,6 +36,23 @@ def test_record_assigns_indexes_and_times(tmp_path):
         second = recorder.record(v.SUBMIT, "ok", v.SUBMIT, job_id=7, t=first.t + 1, wall=5.0)
     assert (first.index, second.index) == (0, 1)
     assert second.job_id == "7" and second.wall == 5.0 and second.t == first.t + 1
+
+
+def test_a_wall_time_alone_is_placed_with_the_offset_in_force_then(tmp_path, monkeypatch):
+    """Recorded after the wall clock was stepped 1.7 s forward, a database time keeps its place."""
+    from harness.evidence import clock as clock_module
+
+    readings = {"mono": 50.0, "step": 0.0}
+    clock = clock_module.WallClock(wall=lambda: 1_000.0 + readings["mono"] + readings["step"],
+                                   monotonic=lambda: readings["mono"])
+    monkeypatch.setattr(clock_module, "WALL_CLOCK", clock)
+    clock.sample()
+    written = 1_000.0 + 50.0
+    readings["mono"], readings["step"] = 52.0, 1.7
+    clock.sample()
+    with Recorder(tmp_path / "h.jsonl") as recorder:
+        event = recorder.record(v.SWEEP, "ok", v.SWEEP, wall=written)
+    assert event.t == pytest.approx(50.0) and event.wall == written
 
 
 def test_extend_keeps_foreign_times_and_events_sorts_by_time(tmp_path):
