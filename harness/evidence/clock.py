@@ -30,6 +30,7 @@ the clock was not stepped in between.
 from __future__ import annotations
 
 import bisect
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -63,6 +64,12 @@ class WallClock:
         self._segments: list[Segment] = []
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        # a child forked while the sampler held the lock would wait on it forever, and has no sampler
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        self._lock = threading.Lock()
+        self._thread = None
 
     def start(self) -> None:
         """Sample in a daemon thread from now on (again: nothing)."""

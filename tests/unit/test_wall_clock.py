@@ -1,6 +1,8 @@
 """Wall times from the database land where they happened on the monotonic clock, across a step of the wall clock."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from harness.evidence import clock as clock_module
@@ -129,6 +131,22 @@ def test_start_samples_in_a_daemon_thread_once():
     first = clock._thread
     clock.start()
     assert clock._thread is first and first.daemon and first.is_alive()
+
+
+def test_a_forked_child_samples_on_its_own(tmp_path):
+    """The child gets a fresh lock (the parent's sampler may hold it at the fork) and its own sampler."""
+    clock = WallClock(interval=0.01)
+    clock.start()
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if it can convert and sample again
+        try:
+            clock.to_monotonic(0.0)
+            clock.start()
+            os._exit(0 if clock._thread is not None and clock._thread.is_alive() else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 class Rows:
