@@ -101,5 +101,5 @@ def record_results(run: Any, dsn: str) -> int:
         run.history.record(v.WRITE, "ok", v.STEP_SAVED, job_id=str(job_id), attempt=attempt,
                            data={"step": step, "table": "results", "call_id": None if call_id is None else str(call_id),
                                  "attempt": attempt, "refused": False, **committed_data(committed, to_monotonic)},
-                           wall=wall)
+                           t=to_monotonic(wall), wall=wall)  # one converter for the whole batch
     return len(rows)

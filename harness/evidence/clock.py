@@ -100,11 +100,6 @@ class WallClock:
             else:
                 self._segments.append(Segment(wall, mono, wall, mono))
 
-    @property
-    def steps(self) -> int:
-        """How many times the offset moved since sampling began."""
-        return max(len(self._segments) - 1, 0)
-
     def steps_since(self, monotonic: float) -> list[tuple[float, float]]:
         """The steps seen after monotonic time ``monotonic``: (when on the monotonic clock, by how many seconds)."""
         with self._lock:
