@@ -103,10 +103,15 @@ class AppClient:
         return {"job_id": str(job_id), "state": state, "reason": reason, "attempt": attempt}
 
     def wait_for(self, job_id: str, *states: str, timeout: float = 20.0) -> dict[str, Any]:
-        """Poll the job until it is in one of ``states`` (default: a terminal state); its row."""
-        wanted = states or tuple(self.table.terminal_states)
+        """Poll the job until it is in one of ``states`` (default: a terminal state); its row.
+
+        Waiting for terminal states only, the polls back off: such a state stays once reached.
+        """
+        terminal = tuple(self.table.terminal_states)
+        wanted = states or terminal
+        lasting = set(wanted) <= set(terminal)
         return wait_until(lambda: (row := self.job(job_id))["state"] in wanted and row, timeout=timeout,
-                          what=f"job {job_id} in {wanted}")
+                          lasting=lasting, what=f"job {job_id} in {wanted}")
 
     def insert_job(self, values: dict[str, Any]) -> str:
         """Insert a job row directly (a row the app left behind, say); its id."""

@@ -62,10 +62,14 @@ class RefApp:
         return answer.json()
 
     def wait_for(self, job_id: str, *states: str, timeout: float = 20.0) -> dict[str, Any]:
-        """Poll the job until it is in one of ``states`` (default: any terminal state)."""
+        """Poll the job until it is in one of ``states`` (default: any terminal state).
+
+        Waiting for terminal states only, the polls back off: such a state stays once reached.
+        """
         wanted = states or TERMINAL
+        lasting = set(wanted) <= set(TERMINAL)
         return wait_until(lambda: (j := self.job(job_id))["state"] in wanted and j,
-                          timeout=timeout, what=f"job {job_id} in {wanted}")
+                          timeout=timeout, lasting=lasting, what=f"job {job_id} in {wanted}")
 
     def run_sweep(self) -> dict[str, Any]:
         """POST /sweeps/overdue: run the overdue-invoice sweep now."""

@@ -78,7 +78,8 @@ class Settler:
             return streak[0] >= QUIET_READS
 
         try:
-            wait_until(settled, timeout=timeout, interval=interval, what="the system to settle")
+            # lasting: two quiet reads in a row however far apart; a system that takes long gets fewer looks
+            wait_until(settled, timeout=timeout, interval=interval, lasting=True, what="the system to settle")
         except WaitTimeout:
             return SettleOutcome(False, self.read_all(), time.monotonic() - start, timeout)
         parked = [item for item in self._last if not item.blocks]  # the last poll read every source
