@@ -22,8 +22,11 @@ Not every pair runs: the baseline session records which scenarios reach
 each mutant's switch (``harness.mutation_reach``), and a mutant runs, in one
 session, only with those. A skipped pair's result is the baseline's; it is
 reported as *not reached* (counted, and listed in the JSON), and a mutant no
-scenario reaches is ``SURVIVED``. An app that records no reach gets every
-pair run.
+scenario reaches is ``SURVIVED``. A scenario that declares a mutant always
+runs with it: some paths are taken only with some timing (a heartbeat that
+meets a database restart mid-write), and a baseline that missed one must not
+skip the very scenario written to take it. An app that records no reach gets
+every pair run.
 """
 from __future__ import annotations
 
@@ -108,6 +111,9 @@ def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
     baseline = matrix.run_one(None, [matrix.scenarios], recording)
     # None: the app records no reach; earlier baselines' reach counts too (timing decides some paths)
     selected = scenarios_reaching(reach, list(catches), matrix.mutants, matrix.work / "reach-history.json")
+    if selected is not None:  # a scenario written for a mutant runs with it, whatever this baseline's timing reached
+        selected = {name: sorted({*nodeids, *(n for n, _ in declared.get(name, []))})
+                    for name, nodeids in selected.items()}
     spans = {w.nodeid: w.end - w.setup for w in read_windows(reach)}
 
     def cost(name: str) -> float:  # the baseline's seconds for a mutant's scenarios: the longest start first

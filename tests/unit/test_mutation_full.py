@@ -100,3 +100,28 @@ def test_each_mutant_runs_only_with_the_scenarios_that_reach_it(monkeypatch, tmp
     assert any(line.startswith("no-sweeper") and "not reached" in line for line in lines)
     assert "pairs: 1 run, 5 not reached" in "\n".join(lines)
     assert full_to_json(baseline, results, 5.0)["pairs"] == {"not_reached": 5, "run": 1}
+
+
+def test_a_scenario_written_for_a_mutant_runs_with_it_though_the_baseline_never_reached_it(monkeypatch, tmp_path):
+    """Timing decides some paths: a baseline whose heartbeat never met the database restart reaches
+    nothing of heartbeat-dies-on-db-error, yet the scenario declaring it must still run with it."""
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path)
+    m.mutants = {"acks-early": "x", "heartbeat-dies-on-db-error": "y"}
+    ran = []
+
+    def run_one(mutant, nodeids, env=None):
+        if env:  # the baseline: s.py::a reaches acks-early, s.py::b (written for the heartbeat) nothing
+            folder = Path(env["JOBQUAKE_MUTANT_REACH"])
+            (folder / "windows.jsonl").write_text('{"nodeid": "s.py::a", "setup": 100, "call": 101, "end": 110}\n'
+                                                  '{"nodeid": "s.py::b", "setup": 110, "call": 111, "end": 120}\n')
+            (folder / "9.reach").write_text("9 50 @start\n9 105 acks-early\n")
+        ran.append((mutant, nodeids))
+        return outcome(mutant)
+
+    monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [],
+                                               "s.py::b": [("heartbeat-dies-on-db-error", "no_live_attempt_taken")]})
+    monkeypatch.setattr(m, "run_one", run_one)
+    baseline, results = run_full(m)
+    assert sorted((mutant or "", nodeids) for mutant, nodeids in ran) == [
+        ("", [m.scenarios]), ("acks-early", ["s.py::a"]), ("heartbeat-dies-on-db-error", ["s.py::b"])]
+    assert [r.not_reached for r in results] == [["s.py::b"], ["s.py::a"]]
