@@ -12,6 +12,7 @@ sessions are cut); the data stays, and pools that pre-ping reconnect.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -289,9 +290,24 @@ class BrokerOutage(Fault):
 
 
 class DatabaseRestart(Fault):
-    """Fast-restart Postgres: sessions are cut, data is kept; heal makes sure it is up."""
+    """Restart Postgres (sessions cut, data kept), down ``down_for`` s (0: at once); heal makes sure it is up.
+
+    A fast restart is over in tens of ms: a pool that pre-pings reconnects
+    unseen, and only a statement caught in that window fails, so whether a
+    periodic writer (a heartbeat) meets an error is left to timing.
+    ``down_for`` keeps Postgres stopped that long: every connection
+    attempt in the window is refused, so a writer whose period is shorter
+    certainly meets one.
+    """
 
     name = "database_restart"
+
+    def __init__(self, down_for: float = 0.0):
+        super().__init__()
+        self.down_for = 0.0 if down_for == 0 else p.positive_number(down_for, "down_for", self.name)
+
+    def params(self) -> dict[str, Any]:
+        return {"down_for": self.down_for} if self.down_for else {}
 
     def _inject(self) -> dict[str, Any]:
         service = self.run.stack.postgres
@@ -300,6 +316,8 @@ class DatabaseRestart(Fault):
         old = service.pid
         self._watch = AppLogWatch(self.run)
         service.stop()
+        if self.down_for:
+            time.sleep(self.down_for)  # the outage itself, as asked: not a wait for anything to happen
         # not start(): its after_ready() recreates the app database, and a restart keeps data
         service.spawn()
         service.wait_ready()

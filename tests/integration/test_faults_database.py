@@ -1,6 +1,9 @@
 """ExhaustPool, HoldDatabaseConnections, PoisonRow and DatabaseRestart against real Postgres."""
 from __future__ import annotations
 
+import threading
+import time
+
 import psycopg
 import pytest
 from celery import Celery
@@ -103,3 +106,26 @@ def test_a_database_restart_the_app_never_noticed_did_not_land(tiny):
     tiny.faults.database_restart().heal()  # no job touched the database in between
     landing = faults_landed(tiny.history.events(), None)
     assert landing.valid == UNKNOWN and "no app process logged a lost connection" in landing.message
+
+
+def test_a_database_kept_down_refuses_every_connection_until_it_is_back(tiny):
+    """down_for: the window is certain, not left to timing; the data and the app come back after it."""
+    completes(tiny, "before-outage")
+    done: list = []
+    restart = threading.Thread(target=lambda: done.append(tiny.faults.database_restart(down_for=1.0)))
+    started = time.monotonic()
+    restart.start()
+
+    def refused() -> bool:
+        try:
+            psycopg.connect(tiny.database_dsn, connect_timeout=1).close()
+        except psycopg.OperationalError:
+            return True
+        return False
+
+    assert wait_until(refused, timeout=5, what="a refused connection")
+    restart.join(timeout=30)
+    assert done and time.monotonic() - started >= 1.0
+    assert done[0].spec() == {"fault": "database_restart", "down_for": 1.0}
+    completes(tiny, "after-outage")
+    assert job_state(tiny, "before-outage") == "done"  # the data survived the outage

@@ -30,7 +30,7 @@ EXAMPLES = {
     "hold_database_connections": {},
     "poison_row": {"table": "items", "values": {"id": 2, "value": "poison"}, "key": ["id"]},
     "broker_outage": {},
-    "database_restart": {},
+    "database_restart": {"down_for": 0.5},
     "duplicate_submission": {"submit": "tests.unit.test_faults_registry:submit_nothing", "times": 3},
     "failpoint": {"at": "task.before_final_write", "action": "sleep", "seconds": 0.5, "once": True},
 }
@@ -111,6 +111,7 @@ def test_sigkill_goes_to_the_group_and_other_signals_to_the_main_process():
     ("broker_outage", {"when": {"queued": {"timeout": 0}}}, "queued.timeout must be"),
     ("broker_outage", {"when": {"soon": {}}}, "when = "),
     ("kill_worker", {"when": {"queued": {}}}, "names no worker to kill"),
+    ("database_restart", {"down_for": -1}, "down_for must be a positive number"),
 ])
 def test_bad_names_and_parameters_raise_fault_errors_naming_the_fault(name, params, message):
     with pytest.raises(FaultError, match=message) as info:
