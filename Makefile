@@ -20,7 +20,7 @@ mutants: setup
 	$(VENV)/bin/jobquake mutants
 
 mutants-full: setup
-	$(VENV)/bin/jobquake mutants --full --jobs $(or $(JOBS),2)
+	$(VENV)/bin/jobquake mutants --full --jobs $(or $(JOBS),8)
 
 benchmarks: setup
 	$(VENV)/bin/python benchmarks/boot.py

@@ -49,7 +49,7 @@ def run_matrix(jobs: int, work: Path) -> dict:
     code = subprocess.call([sys.executable, "-m", "harness.cli", "mutants", "--full", "--jobs", str(jobs),
                             "--out", str(out)], cwd=ROOT)
     return {"exit": code, "jobs": jobs, "wall_s": round(time.monotonic() - wall, 1),
-            "machine_cpu_s": round(machine_cpu() - cpu, 1), "matrix": str(out)}
+            "machine_cpu_s": round(machine_cpu() - cpu, 1), "matrix": str(out.relative_to(ROOT))}
 
 
 def restarts_in(work: Path) -> dict:

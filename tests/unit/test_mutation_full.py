@@ -77,13 +77,11 @@ def test_a_scenario_failing_without_the_mutant_too_is_no_catch():
     assert more.failures == {"s::flaky": ["every_job_terminal"]} and more.caught_by_invariant
 
 
-def test_each_mutant_runs_only_with_the_scenarios_that_reach_it(monkeypatch, tmp_path):
-    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path)
-    m.mutants = {"acks-early": "x", "no-sweeper": "y", "sweep-no-isolation": "z"}
-    ran = []
+def reach_a_only(ran: list):
+    """A fake ``run_one``: its baseline records s.py::a reaching acks-early in its call, s.py::b nothing."""
 
     def run_one(mutant, nodeids, env=None):
-        if env:  # the baseline: s.py::a reaches acks-early in its call, s.py::b nothing
+        if env:
             folder = Path(env["JOBQUAKE_MUTANT_REACH"])
             (folder / "windows.jsonl").write_text('{"nodeid": "s.py::a", "setup": 100, "call": 101, "end": 110}\n'
                                                   '{"nodeid": "s.py::b", "setup": 110, "call": 111, "end": 120}\n')
@@ -91,8 +89,15 @@ def test_each_mutant_runs_only_with_the_scenarios_that_reach_it(monkeypatch, tmp
         ran.append((mutant, nodeids))
         return outcome(mutant)
 
+    return run_one
+
+
+def test_each_mutant_runs_only_with_the_scenarios_that_reach_it(monkeypatch, tmp_path):
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path)
+    m.mutants = {"acks-early": "x", "no-sweeper": "y", "sweep-no-isolation": "z"}
+    ran = []
     monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [], "s.py::b": []})
-    monkeypatch.setattr(m, "run_one", run_one)
+    monkeypatch.setattr(m, "run_one", reach_a_only(ran))
     baseline, results = run_full(m)
     assert sorted((mutant or "", nodeids) for mutant, nodeids in ran) == [("", [m.scenarios]), ("acks-early", ["s.py::a"])]
     assert [r.not_reached for r in results] == [["s.py::b"], ["s.py::a", "s.py::b"], ["s.py::a", "s.py::b"]]
@@ -108,19 +113,9 @@ def test_a_scenario_written_for_a_mutant_runs_with_it_though_the_baseline_never_
     m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path)
     m.mutants = {"acks-early": "x", "heartbeat-dies-on-db-error": "y"}
     ran = []
-
-    def run_one(mutant, nodeids, env=None):
-        if env:  # the baseline: s.py::a reaches acks-early, s.py::b (written for the heartbeat) nothing
-            folder = Path(env["JOBQUAKE_MUTANT_REACH"])
-            (folder / "windows.jsonl").write_text('{"nodeid": "s.py::a", "setup": 100, "call": 101, "end": 110}\n'
-                                                  '{"nodeid": "s.py::b", "setup": 110, "call": 111, "end": 120}\n')
-            (folder / "9.reach").write_text("9 50 @start\n9 105 acks-early\n")
-        ran.append((mutant, nodeids))
-        return outcome(mutant)
-
     monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [],
                                                "s.py::b": [("heartbeat-dies-on-db-error", "no_live_attempt_taken")]})
-    monkeypatch.setattr(m, "run_one", run_one)
+    monkeypatch.setattr(m, "run_one", reach_a_only(ran))
     baseline, results = run_full(m)
     assert sorted((mutant or "", nodeids) for mutant, nodeids in ran) == [
         ("", [m.scenarios]), ("acks-early", ["s.py::a"]), ("heartbeat-dies-on-db-error", ["s.py::b"])]
