@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from harness.config import find_pyproject, resolve
+from harness.history import load
 from harness.isolation import stop_holders
 from harness.stack import reaper
 from harness.stack.stack import Stack
@@ -57,12 +58,9 @@ def restarts_in(work: Path) -> dict:
     sessions = {}
     for session in sorted(p for p in work.iterdir() if p.is_dir() and (p / "pytest.out").exists()):
         tests = restarted = 0
-        for history in session.glob("*/history.jsonl"):
+        for path in session.glob("*/history.jsonl"):
             tests += 1
-            for line in history.read_text(errors="replace").splitlines():
-                if '"isolate"' in line and json.loads(line).get("data", {}).get("stopped"):
-                    restarted += 1
-                    break
+            restarted += any(e.name == "isolate" and (e.data or {}).get("stopped") for e in load(path))
         sessions[session.name] = {"tests": tests, "restarts": restarted}
     return sessions
 
