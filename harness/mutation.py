@@ -116,9 +116,10 @@ class MutationMatrix:
         for proc in list(self._children):
             proc.terminate()
 
-    def run_one(self, mutant: str | None, nodeids: list[str], extra_env: dict[str, str] | None = None) -> Outcome:
-        label = mutant or "none"
-        artifacts = self.work / label
+    def run_one(self, mutant: str | None, nodeids: list[str], extra_env: dict[str, str] | None = None,
+                label: str | None = None) -> Outcome:
+        """One pytest session of ``nodeids`` with ``mutant`` on; its artifacts in ``label`` (default: the mutant)."""
+        artifacts = self.work / (label or mutant or "none")
         env = {**({self.config.mutant_env: mutant} if mutant else {}), **(extra_env or {})}
         started = time.monotonic()
         proc = self._pytest([*nodeids, f"--jobquake-artifacts={artifacts}", f"--jobquake-seed={self.config.seed}",

@@ -18,9 +18,10 @@ invariant invalid that the run without it did not. Results that judge the run ra
 not land, settle timing out, work leaking between tests) are not catches by
 invariant: they say the scenario could not be judged as written.
 
-Not every pair runs: the baseline session records which scenarios reach
-each mutant's switch (``harness.mutation_reach``), and a mutant runs, in one
-session, only with those. A skipped pair's result is the baseline's; it is
+Not every pair runs: the baseline records which scenarios reach each
+mutant's switch (``harness.mutation_reach``), and a mutant runs, in one
+session, only with those. The baseline itself runs in a few sessions at
+once, each over whole test files, since every mutant waits for it. A skipped pair's result is the baseline's; it is
 reported as *not reached* (counted, and listed in the JSON), and a mutant no
 scenario reaches is ``SURVIVED``. A scenario that declares a mutant always
 runs with it: some paths are taken only with some timing (a heartbeat that
@@ -31,7 +32,10 @@ every pair run.
 from __future__ import annotations
 
 import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.mutation import MutationMatrix, Outcome
@@ -42,6 +46,9 @@ from harness.mutation_reach import read_windows, scenarios_reaching
 NOT_APP_INVARIANTS = frozenset({"faults_landed", "settled_before_verdict", "no_work_from_earlier_tests",
                                 "no_work_leaked_to_later_tests"})
 ASSERT_ONLY = "assert"
+# the baseline's sessions at once: its suite split four ways ends in about a third of its time alone,
+# while each shard pays a stack's start and stop (measured in benchmarks/mutants_full.py)
+BASELINE_SHARDS = 4
 
 
 @dataclass
@@ -96,25 +103,18 @@ class FullResult:
 
 def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
     """The baseline (recording reach), then each mutant against the scenarios that reach it (``matrix.jobs`` at once)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     declared: dict[str, list[tuple[str, str | None]]] = {}
     catches = matrix.catches()
     for nodeid, marks in catches.items():
         for mutant, invariant in marks:
             declared.setdefault(mutant, []).append((nodeid, invariant))
-    reach = matrix.work / "reach"
-    shutil.rmtree(reach, ignore_errors=True)
-    reach.mkdir(parents=True)
-    # containers neither inherit the variable nor share the host's pids: the docker backend runs every pair
-    recording = {REACH_ENV: str(reach)} if matrix.config.backend == "process" else {}
-    baseline = matrix.run_one(None, [matrix.scenarios], recording)
+    baseline, reach = _baseline(matrix, list(catches))
     # None: the app records no reach; earlier baselines' reach counts too (timing decides some paths)
     selected = scenarios_reaching(reach, list(catches), matrix.mutants, matrix.work / "reach-history.json")
     if selected is not None:  # a scenario written for a mutant runs with it, whatever this baseline's timing reached
         selected = {name: sorted({*nodeids, *(n for n, _ in declared.get(name, []))})
                     for name, nodeids in selected.items()}
-    spans = {w.nodeid: w.end - w.setup for w in read_windows(reach)}
+    spans = {w.nodeid: w.end - w.setup for folder in reach for w in read_windows(folder)}
 
     def cost(name: str) -> float:  # the baseline's seconds for a mutant's scenarios: the longest start first
         return baseline.seconds if selected is None else sum(spans.get(n, 0.0) for n in selected[name])
@@ -132,6 +132,54 @@ def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
             pool.shutdown(wait=False, cancel_futures=True)
             matrix.stop_children()
             raise
+
+
+def baseline_shards(nodeids: list[str], count: int) -> list[list[str]]:
+    """Whole test files in ``count`` shards (each file to the shard with the fewest tests yet, the
+    biggest file first), in suite order within a shard; no shard is empty."""
+    files: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        files.setdefault(nodeid.split("::")[0], []).append(nodeid)
+    shards: list[list[str]] = [[] for _ in range(max(1, min(count, len(files))))]
+    for tests in sorted(files.values(), key=len, reverse=True):
+        min(shards, key=len).extend(tests)
+    order = {nodeid: i for i, nodeid in enumerate(nodeids)}
+    return [sorted(shard, key=order.__getitem__) for shard in shards]
+
+
+def _baseline(matrix: MutationMatrix, nodeids: list[str]) -> tuple[Outcome, list[Path]]:
+    """The run with no mutant, recording reach: in shards at once when ``matrix.jobs`` allows.
+
+    Every mutant's session waits for the baseline's reach, so a baseline run
+    alone would leave the machine mostly idle for the length of the whole
+    suite. Each shard is a session of its own (its own stack and reach folder).
+    """
+    shards = baseline_shards(nodeids, min(matrix.jobs, BASELINE_SHARDS))
+    folders = [matrix.work / "reach" / f"shard-{i + 1}" for i in range(len(shards))]
+    shutil.rmtree(matrix.work / "reach", ignore_errors=True)
+    for folder in folders:
+        folder.mkdir(parents=True)
+    # containers neither inherit the variable nor share the host's pids: the docker backend runs every pair
+    recording = matrix.config.backend == "process"
+
+    def run(i: int) -> Outcome:
+        env = {REACH_ENV: str(folders[i])} if recording else {}
+        if len(shards) == 1:
+            return matrix.run_one(None, [matrix.scenarios], env)
+        return matrix.run_one(None, shards[i], env, label=f"none-{i + 1}of{len(shards)}")
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=len(shards)) as pool:
+        try:
+            outcomes = list(pool.map(run, range(len(shards))))
+        except BaseException:  # a stop signal: end the shards in progress
+            matrix.stop_children()
+            raise
+    codes = [o.exit_code for o in outcomes]
+    merged = Outcome(None, [n for o in outcomes for n in o.nodeids], max(codes) if any(codes) else 0,
+                     {k: v for o in outcomes for k, v in o.violated.items()},
+                     sorted({n for o in outcomes for n in o.failed}), time.monotonic() - started)
+    return merged, folders
 
 
 def _run_selected(matrix: MutationMatrix, name: str, nodeids: list[str] | None) -> Outcome:

@@ -132,9 +132,9 @@ def _running(windows: list[Window], when: float) -> list[Window]:
 
 def start_up_end(process: Process, windows: list[Window]) -> float:
     """Until when ``process`` may be starting up: reading configuration that it keeps."""
+    if process.forked:  # its start-up is its parent's: its first reach, even at the fork, is work
+        return float("-inf")
     started = process.started
-    if process.forked:
-        return started  # its start-up is its parent's
     if _running(windows, started):  # started by a test: STARTUP_S
         return started + STARTUP_S
     # started outside a test's call (with the stack, or by a reset): ready before the next call began
@@ -156,18 +156,23 @@ def attribute(processes: Iterable[Process], windows: list[Window]) -> dict[str, 
     return reached
 
 
-def scenarios_reaching(folder: Path, nodeids: Iterable[str], mutants: Iterable[str],
+def scenarios_reaching(folders: Path | Iterable[Path], nodeids: Iterable[str], mutants: Iterable[str],
                        history: Path | None = None) -> dict[str, list[str]] | None:
     """{mutant: the scenarios among ``nodeids`` that reach it}; None when the app recorded no reach at all.
 
-    With ``history`` (a JSON file, updated here), what each scenario reached in
-    earlier baselines counts too: a path a scenario takes only with some timing
-    is then less likely to be missed.
+    ``folders``: one reach folder per baseline session (a baseline run in
+    shards has one each, over disjoint tests; a session's processes serve
+    only its own tests). With ``history`` (a JSON file, updated here), what
+    each scenario reached in earlier baselines counts too: a path a scenario
+    takes only with some timing is then less likely to be missed.
     """
-    processes = read_processes(folder)
-    if not any(p.reaches for p in processes.values()):
+    recorded, reached = False, {}
+    for folder in [folders] if isinstance(folders, Path) else folders:
+        processes = read_processes(folder)
+        recorded = recorded or any(p.reaches for p in processes.values())
+        reached.update(attribute(processes.values(), read_windows(folder)))
+    if not recorded:
         return None  # the app's switch does not honour the variable: nothing can be skipped
-    reached = attribute(processes.values(), read_windows(folder))
     if history is not None:
         reached = _with_history(history, reached)
     everything = object()

@@ -62,8 +62,10 @@ BUDGETS: dict[str, Budget] = {
     "broker_visibility": Budget(
         960, floor=2.0, reason="longer than the longest hard limit (900 s), so a healthy task is never "
                                "handed to a second worker; a dead worker's task comes back after this"),
+    # the floor: each look is a locked Redis sweep per worker; ten a second made idle workers the stack's
+    # busiest processes (benchmarks/idle_stack.py), for half a second off a visibility window of seconds
     "broker_restore_interval": Budget(
-        10, floor=0.1, reason="how often workers look for tasks whose worker died"),
+        10, floor=0.5, reason="how often workers look for tasks whose worker died"),
     "broker_restore_lock": Budget(
         60, floor=0.5, reason="a worker killed during its restore sweep (which takes milliseconds) "
                               "holds the sweep's lock this long; kombu's default is 300 s"),

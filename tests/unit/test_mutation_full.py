@@ -5,7 +5,7 @@ from pathlib import Path
 
 from harness.config import find_pyproject, resolve
 from harness.mutation import MutationMatrix, Outcome
-from harness.mutation_full import FullResult, full_to_json, render_full, run_full
+from harness.mutation_full import FullResult, baseline_shards, full_to_json, render_full, run_full
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,3 +120,42 @@ def test_a_scenario_written_for_a_mutant_runs_with_it_though_the_baseline_never_
     assert sorted((mutant or "", nodeids) for mutant, nodeids in ran) == [
         ("", [m.scenarios]), ("acks-early", ["s.py::a"]), ("heartbeat-dies-on-db-error", ["s.py::b"])]
     assert [r.not_reached for r in results] == [["s.py::b"], ["s.py::a"]]
+
+
+def test_baseline_shards_keep_files_whole_balance_tests_and_keep_suite_order():
+    nodeids = ["a.py::1", "a.py::2", "a.py::3", "b.py::1", "c.py::1", "c.py::2", "d.py::1"]
+    assert baseline_shards(nodeids, 3) == [["a.py::1", "a.py::2", "a.py::3"], ["c.py::1", "c.py::2"],
+                                           ["b.py::1", "d.py::1"]]
+    assert baseline_shards(["a.py::1", "a.py::2"], 4) == [["a.py::1", "a.py::2"]]  # never an empty shard
+
+
+def test_a_sharded_baseline_records_reach_per_shard_and_joins_what_they_found(monkeypatch, tmp_path):
+    """Two files, two shards: each shard's session serves only its own tests, so a reach in one shard's
+    process is never laid on the other shard's tests, and the baseline's results are merged."""
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path, jobs=2)
+    m.mutants = {"acks-early": "x", "no-sweeper": "y"}
+    ran = []
+
+    def run_one(mutant, nodeids, env=None, label=None):
+        ran.append((mutant, nodeids, label))
+        if mutant is None:  # each shard's session: its test at the same times, its own process reaching
+            folder = Path(env["JOBQUAKE_MUTANT_REACH"])
+            test = nodeids[0]
+            (folder / "windows.jsonl").write_text(
+                '{"nodeid": "%s", "setup": 100, "call": 101, "end": 110}\n' % test)
+            name = "acks-early" if test.startswith("s.py") else "no-sweeper"
+            (folder / "9.reach").write_text(f"9 50 @start\n9 105 {name}\n")
+            failed = ["t.py::b"] if test.startswith("t.py") else []
+            return Outcome(None, nodeids, 1 if failed else 0, failed=failed)
+        return outcome(mutant)
+
+    monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [], "t.py::b": []})
+    monkeypatch.setattr(m, "run_one", run_one)
+    baseline, results = run_full(m)
+    shards = sorted((nodeids, label) for mutant, nodeids, label in ran if mutant is None)
+    assert shards == [(["s.py::a"], "none-1of2"), (["t.py::b"], "none-2of2")] or \
+        shards == [(["s.py::a"], "none-2of2"), (["t.py::b"], "none-1of2")]
+    assert sorted((mutant, nodeids) for mutant, nodeids, _ in ran if mutant) == [
+        ("acks-early", ["s.py::a"]), ("no-sweeper", ["t.py::b"])]
+    assert sorted(baseline.nodeids) == ["s.py::a", "t.py::b"]
+    assert baseline.failed == ["t.py::b"] and baseline.exit_code == 1

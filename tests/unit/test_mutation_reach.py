@@ -113,3 +113,10 @@ def test_what_an_earlier_baseline_reached_still_counts(tmp_path):
     found = scenarios_reaching(tmp_path, ["a", "b"], ["no-deadline", "sweep-no-isolation"], history)
     assert found == {"no-deadline": ["a"], "sweep-no-isolation": ["b"]}
     assert json.loads(history.read_text()) == {"a": ["no-deadline"], "b": ["sweep-no-isolation"]}
+
+
+def test_a_forked_pool_process_reaching_at_its_fork_is_doing_work_not_starting_up():
+    """A pool child writes no start line: its first reach may share its fork's instant, and is still
+    the task it runs, not configuration it keeps for later tests."""
+    child = Process(2, None, [(T0 + 112, "claim-steals-live-job")], forked=True)
+    assert reached(child) == {"a": set(), "b": {"claim-steals-live-job"}, "c": set()}
