@@ -46,8 +46,8 @@ from harness.mutation_reach import read_windows, scenarios_reaching
 NOT_APP_INVARIANTS = frozenset({"faults_landed", "settled_before_verdict", "no_work_from_earlier_tests",
                                 "no_work_leaked_to_later_tests"})
 ASSERT_ONLY = "assert"
-# the baseline's sessions at once: its suite split four ways ends in about a third of its time alone,
-# while each shard pays a stack's start and stop (measured in benchmarks/mutants_full.py)
+# the baseline's sessions at once: split four ways over refapp's suite it took 82 s, against 221 s as one
+# session (README, the full matrix's row); each shard pays a stack's start and stop, so not more
 BASELINE_SHARDS = 4
 
 
