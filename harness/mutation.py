@@ -20,10 +20,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 from harness.config import Config, load_callable
 from harness.errors import ConfigError
+
+T = TypeVar("T")
 
 
 def write_catches(path: str, items: Iterable[Any]) -> None:
@@ -116,6 +118,20 @@ class MutationMatrix:
         for proc in list(self._children):
             proc.terminate()
 
+    def in_parallel(self, run: Callable[[T], Outcome], items: Iterable[T], jobs: int | None = None) -> list[Outcome]:
+        """``run`` over ``items``, ``jobs`` (default: the matrix's) at once, started in order, results in order.
+
+        A stop signal starts no more runs and passes the stop on to those in progress.
+        """
+        with ThreadPoolExecutor(max_workers=jobs or self.jobs) as pool:
+            try:
+                futures = [pool.submit(run, item) for item in items]
+                return [future.result() for future in futures]
+            except BaseException:  # a stop signal: end the runs in progress, start no more
+                pool.shutdown(wait=False, cancel_futures=True)
+                self.stop_children()
+                raise
+
     def run_one(self, mutant: str | None, nodeids: list[str], extra_env: dict[str, str] | None = None,
                 label: str | None = None) -> Outcome:
         """One pytest session of ``nodeids`` with ``mutant`` on; its artifacts in ``label`` (default: the mutant)."""
@@ -143,19 +159,13 @@ class MutationMatrix:
             for mutant, invariant in marks:
                 if mutant in by_mutant:  # else not among the mutants asked for
                     by_mutant[mutant].append((nodeid, invariant))
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            try:
-                baseline = pool.submit(self.run_one, None, [self.scenarios])
-                futures = {name: pool.submit(self.run_one, name, sorted({n for n, _ in expected}))
-                           for name, expected in by_mutant.items() if expected}
-                results = [MutantResult(name, self.mutants[name], by_mutant[name],
-                                        futures[name].result() if name in futures else None)
-                           for name in self.mutants]
-                return baseline.result(), results
-            except BaseException:  # a stop signal: end the runs in progress, start no more
-                pool.shutdown(wait=False, cancel_futures=True)
-                self.stop_children()
-                raise
+        declared = [name for name, expected in by_mutant.items() if expected]
+        baseline, *outcomes = self.in_parallel(
+            lambda name: self.run_one(name, sorted({n for n, _ in by_mutant[name]}) if name else [self.scenarios]),
+            [None, *declared])
+        found = dict(zip(declared, outcomes))
+        return baseline, [MutantResult(name, self.mutants[name], by_mutant[name], found.get(name))
+                          for name in self.mutants]
 
 
 def render(baseline: Outcome, results: list[MutantResult]) -> list[str]:

@@ -21,9 +21,10 @@ invariant: they say the scenario could not be judged as written.
 Not every pair runs: the baseline records which scenarios reach each
 mutant's switch (``harness.mutation_reach``), and a mutant runs, in one
 session, only with those. The baseline itself runs in a few sessions at
-once, each over whole test files, since every mutant waits for it. A skipped pair's result is the baseline's; it is
-reported as *not reached* (counted, and listed in the JSON), and a mutant no
-scenario reaches is ``SURVIVED``. A scenario that declares a mutant always
+once, each over whole test files, since every mutant waits for it. A
+skipped pair's result is the baseline's; it is reported as *not reached*
+(counted, and listed in the JSON), and a mutant no scenario reaches is
+``SURVIVED``. A scenario that declares a mutant always
 runs with it: some paths are taken only with some timing (a heartbeat that
 meets a database restart mid-write), and a baseline that missed one must not
 skip the very scenario written to take it. An app that records no reach gets
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,19 +119,12 @@ def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
     def cost(name: str) -> float:  # the baseline's seconds for a mutant's scenarios: the longest start first
         return baseline.seconds if selected is None else sum(spans.get(n, 0.0) for n in selected[name])
 
-    with ThreadPoolExecutor(max_workers=matrix.jobs) as pool:
-        try:
-            futures = {name: pool.submit(_run_selected, matrix, name, None if selected is None else selected[name])
-                       for name in sorted(matrix.mutants, key=cost, reverse=True)}
-            results = [FullResult(name, matrix.mutants[name], futures[name].result(), declared.get(name, []),
-                                  baseline, [] if selected is None else sorted(set(catches) - set(selected[name])),
-                                  len(catches))
-                       for name in matrix.mutants]
-            return baseline, results
-        except BaseException:  # a stop signal: end the runs in progress, start no more
-            pool.shutdown(wait=False, cancel_futures=True)
-            matrix.stop_children()
-            raise
+    order = sorted(matrix.mutants, key=cost, reverse=True)
+    found = dict(zip(order, matrix.in_parallel(
+        lambda name: _run_selected(matrix, name, None if selected is None else selected[name]), order)))
+    return baseline, [FullResult(name, matrix.mutants[name], found[name], declared.get(name, []), baseline,
+                                 [] if selected is None else sorted(set(catches) - set(selected[name])), len(catches))
+                      for name in matrix.mutants]
 
 
 def baseline_shards(nodeids: list[str], count: int) -> list[list[str]]:
@@ -169,14 +162,8 @@ def _baseline(matrix: MutationMatrix, nodeids: list[str]) -> tuple[Outcome, list
         return matrix.run_one(None, shards[i], env, label=f"none-{i + 1}of{len(shards)}")
 
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=len(shards)) as pool:
-        try:
-            outcomes = list(pool.map(run, range(len(shards))))
-        except BaseException:  # a stop signal: end the shards in progress
-            matrix.stop_children()
-            raise
-    codes = [o.exit_code for o in outcomes]
-    merged = Outcome(None, [n for o in outcomes for n in o.nodeids], max(codes) if any(codes) else 0,
+    outcomes = matrix.in_parallel(run, range(len(shards)), jobs=len(shards))
+    merged = Outcome(None, [n for o in outcomes for n in o.nodeids], max(o.exit_code for o in outcomes),
                      {k: v for o in outcomes for k, v in o.violated.items()},
                      sorted({n for o in outcomes for n in o.failed}), time.monotonic() - started)
     return merged, folders

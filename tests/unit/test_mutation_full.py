@@ -159,3 +159,26 @@ def test_a_sharded_baseline_records_reach_per_shard_and_joins_what_they_found(mo
         ("acks-early", ["s.py::a"]), ("no-sweeper", ["t.py::b"])]
     assert sorted(baseline.nodeids) == ["s.py::a", "t.py::b"]
     assert baseline.failed == ["t.py::b"] and baseline.exit_code == 1
+
+
+def test_a_stop_during_the_runs_is_passed_on_to_the_sessions_in_progress(monkeypatch, tmp_path):
+    """The baseline's shards, ``jobquake mutants`` and ``--full`` all run their sessions through ``in_parallel``."""
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path, jobs=1)
+    started, stopped = [], []
+    monkeypatch.setattr(m, "stop_children", lambda: stopped.append(True))
+
+    def run(item):
+        started.append(item)
+        if item == "first":
+            raise KeyboardInterrupt
+        return outcome(item)
+
+    try:
+        m.in_parallel(run, ["first", "second"])
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the stop was swallowed")
+    # (whether "second" began is the pool's race: its thread may take it before the stop cancels it)
+    assert started[0] == "first" and stopped == [True]
+    assert [o.mutant for o in m.in_parallel(lambda item: outcome(item), ["a", "b", "c"], jobs=3)] == ["a", "b", "c"]
