@@ -57,7 +57,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=None, help="artifacts folder (default .jobquake/nightly/seed-N)")
     p.add_argument("--mutant", default=None, help="switch on this app mutant in the app's processes")
     p.add_argument("-n", dest="shards", type=int, default=1, help="run this many shards here, in parallel")
-    p.add_argument("--shard", type=shard, default=None, help="run only shard i of n (CI matrix, Indexed Job)")
+    p.add_argument("--shard", type=shard, default=None,
+                   help="run only shard i of n, i counting from 0 (CI matrix, Indexed Job)")
     p.set_defaults(func=main)
     merge = sub.add_parser("merge", help="one report from the folders of several nightly shards")
     merge.add_argument("dirs", nargs="+", type=Path)
