@@ -19,9 +19,7 @@ import os
 import time
 from pathlib import Path
 
-from harness.config import find_pyproject, resolve
-from harness.stack import reaper
-from harness.stack.stack import Stack
+from default_stack import default_stack  # this script's folder
 from nightly_profile import by_group, descendants, processes  # this script's folder: the same /proc table
 
 RESULTS = Path(__file__).parent / "results" / "idle_stack.json"
@@ -31,17 +29,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     args = parser.parse_args()
-    reaper.reap()
-    stack = Stack(resolve(pyproject=find_pyproject(Path.cwd())), reaper.run_dir() / "stack")
-    stack.start()
-    try:
+    with default_stack():
         before, started = processes(), time.monotonic()
         pids = descendants(before, os.getpid())
         time.sleep(args.seconds)  # the measurement window: the stack is left alone on purpose
         after, wall = processes(), time.monotonic() - started
-    finally:
-        stack.stop()
-        reaper.remove_run_dir()
     alive = {pid for pid in pids if pid in after}  # a process gone by the end has no difference to show
     spent, base = by_group(after, alive), by_group(before, alive)
     rows = {name: round((cpu - base[name]) / wall * 100, 2) for name, cpu in spent.items()}
