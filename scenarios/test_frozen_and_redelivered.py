@@ -17,6 +17,14 @@ Celery path with the sweeper on:
   ``claim-steals-live-job``: any delivery claims a running job: attempt 2
   takes it over and attempt 1's work is thrown away.
 
+A frozen worker can also swallow the message that rescues its job: when it
+froze with a Redis BRPOP pending (its idle pool slot asks for work that
+way, a second at a time), the re-sent message goes to its socket, neither
+in the queue nor in the unacked set, until it wakes. The job is rescued
+all the same, later: the frozen worker never acknowledged the job's first
+message, so the broker hands that one to the other worker once its
+visibility window has passed. The wait's bound allows for that.
+
 ``no_overlapping_attempts`` judges from the provider's ledger and the
 job's state log, the global invariants the rest. Both bugs mostly show in
 the outcome, not as an overlap (the fence stops the older attempt before
@@ -63,8 +71,11 @@ def test_a_frozen_workers_job_is_finished_by_another_and_the_frozen_one_changes_
     assert refapp.submit(DOCUMENTS, project="p-frozen", file="report.pdf") == job_id
 
     frozen = jq.faults.pause_service(worker_holding_a_call_of(jq, job_id))
-    # its heartbeat goes stale, the sweeper sends the job again, the other worker finishes it
-    bound = sqs.budget(jq, "heartbeat_stale") + len(DOCUMENTS) * sqs.model_deadline(jq) + MARGIN
+    # its heartbeat goes stale, the sweeper sends the job again, the other worker finishes it; or, when
+    # the frozen worker's pending BRPOP swallowed that message, the broker restores the job's first one
+    resent = sqs.budget(jq, "heartbeat_stale") + sqs.budget(jq, "sweeper_interval")
+    restored = sqs.budget(jq, "broker_visibility") + sqs.budget(jq, "broker_restore_interval")
+    bound = max(resent, restored) + len(DOCUMENTS) * sqs.model_deadline(jq) + MARGIN
     job = refapp.wait_for(job_id, timeout=bound)
     frozen.heal()  # attempt 1 wakes up, fenced out
     assert (job["state"], job["attempt"]) == ("done", 2), job

@@ -107,6 +107,12 @@ class PauseService(Fault):
     the resume, what the app logged meanwhile that matches ``STALL_ERRORS``
     and whether it was still frozen. ``defence_off=True`` says the pause
     switches a defence off (a sweeper), whose effect is an absence.
+
+    A frozen consumer can take a message with it: a Celery worker on Redis
+    that froze with a BRPOP pending gets the next message into its socket,
+    out of the queue and out of the unacked set, until it is resumed. A
+    scenario's wait for a rescue allows for the app's next way back (the
+    broker's visibility window for a message the frozen worker holds).
     """
 
     name = "pause_service"
