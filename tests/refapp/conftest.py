@@ -86,7 +86,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
-@pytest.fixture(scope="session")
+# package: the stack and the settings it puts in os.environ end with this folder's tests, so a
+# session that goes on to other tests (the scenarios) starts their app processes with its own settings
+@pytest.fixture(scope="package")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     logdir = tmp_path_factory.mktemp("refapp-logs")
     procs: dict[str, _procs.Proc] = {}
