@@ -39,8 +39,13 @@ GROUPS = (  # first match of the command line wins
 )
 
 
-def processes() -> dict[int, tuple[int, str, float]]:
-    """pid -> (parent pid, command line, CPU seconds incl. waited-for children) of every process."""
+def processes(waited_children: bool = True) -> dict[int, tuple[int, str, float]]:
+    """pid -> (parent pid, command line, CPU seconds) of every process.
+
+    ``waited_children``: a process's CPU includes that of the children it has waited for (whose
+    own entries are gone); off, each process counts its own time only (no double count when every
+    process of a tree is sampled while it lives).
+    """
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -50,7 +55,7 @@ def processes() -> dict[int, tuple[int, str, float]]:
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        cpu = sum(int(f) for f in fields[11:15]) / TICKS  # utime, stime, cutime, cstime
+        cpu = sum(int(f) for f in fields[11:15 if waited_children else 13]) / TICKS  # utime, stime[, cutime, cstime]
         found[int(entry.name)] = (int(fields[1]), cmd, cpu)
     return found
 

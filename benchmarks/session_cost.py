@@ -1,0 +1,112 @@
+"""What one scenario session costs the machine before its tests do any work: CPU-s by process.
+
+``jobquake mutants --full`` runs one pytest session per mutant (and a few for
+the baseline). Each session starts its own harness, stack and app
+processes, whatever the number of scenarios it then runs. This script runs
+``pytest <scenario>`` (by default the shortest scenario, the happy path) as
+such a session would, ``--runs`` times. It samples every process under it
+from /proc (each counted by its own CPU time, nothing twice) and reads the
+machine's busy time from /proc/stat. It prints the medians by process
+group, and what the last full matrix's sessions cost at that price
+(``benchmarks/results/mutants_full.json``). Writes
+``benchmarks/results/session_cost.json``. Run it on a quiet machine:
+/proc/stat counts everything.
+
+    .venv/bin/python benchmarks/session_cost.py [--runs 5] [--scenario scenarios/test_happy_path.py]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from mutants_full import machine_cpu  # this script's folder: /proc/stat's busy time
+from nightly_profile import descendants, group_of, processes  # this script's folder: the same /proc table
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).parent / "results" / "session_cost.json"
+MATRIX = Path(__file__).parent / "results" / "mutants_full.json"
+SAMPLE_S = 0.05  # a process that lives less than this between two samples is missed (its CPU too)
+HARNESS = "harness (pytest)"
+APP = ("worker", "api", "relay", "consumer", "sweeper")  # the app's processes; the rest is the harness's
+
+
+def one_session(scenario: str) -> tuple[dict[str, float], float, float]:
+    """({group: CPU-s}, machine CPU-s, wall s) of one ``pytest <scenario>`` session.
+
+    The machine's figure leaves out this script's own sampling.
+    """
+    cpu0, own0, wall0 = machine_cpu(), _own_cpu(), time.monotonic()
+    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", scenario],
+                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    last: dict[int, tuple[str, float]] = {}  # pid -> (group, own CPU-s when last seen)
+    while session.poll() is None:
+        table = processes(waited_children=False)
+        for pid in {session.pid, *descendants(table, session.pid)} & table.keys():
+            _, cmd, cpu = table[pid]
+            if pid == session.pid:
+                group = HARNESS
+            elif cmd.strip():
+                group = group_of(cmd)
+            else:  # a zombie has no command line any more: it keeps the group it had alive
+                group = last.get(pid, ("other", 0.0))[0]
+            last[pid] = (group, cpu)
+        time.sleep(SAMPLE_S)
+    if session.returncode != 0:
+        raise SystemExit(f"pytest {scenario} exited {session.returncode}: the session must pass to be measured")
+    spent: dict[str, float] = defaultdict(float)
+    for group, cpu in last.values():
+        spent[group] += cpu
+    return spent, machine_cpu() - cpu0 - (_own_cpu() - own0), time.monotonic() - wall0
+
+
+def _own_cpu() -> float:
+    own = os.times()
+    return own.user + own.system
+
+
+def matrix_sessions() -> int | None:
+    """Sessions the last full matrix ran: one per mutant, plus the baseline's shards."""
+    if not MATRIX.exists():
+        return None
+    from harness.mutation_full import BASELINE_SHARDS
+
+    return len(json.loads(MATRIX.read_text())["mutants"]) + BASELINE_SHARDS
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--scenario", default="scenarios/test_happy_path.py")
+    args = parser.parse_args()
+    runs = [one_session(args.scenario) for _ in range(args.runs)]
+    groups = sorted({g for spent, _, _ in runs for g in spent})
+    medians = {g: round(statistics.median(spent.get(g, 0.0) for spent, _, _ in runs), 2) for g in groups}
+    medians = dict(sorted(medians.items(), key=lambda kv: -kv[1]))
+    machine = round(statistics.median(m for _, m, _ in runs), 2)
+    app = round(sum(v for g, v in medians.items() if g in APP), 2)
+    for group, cpu in medians.items():
+        print(f"{cpu:6.2f} CPU-s  {group}")
+    print(f"{machine:6.2f} CPU-s  the machine, per session (median of {args.runs}); "
+          f"app processes {app} CPU-s ({app / sum(medians.values()):.0%} of the sampled)")
+    figures = {"scenario": args.scenario, "runs": args.runs, "cpu_s_median": medians, "app_cpu_s": app,
+               "machine_cpu_s_median": machine, "machine_cpu_s_all": [round(m, 2) for _, m, _ in runs],
+               "wall_s_median": round(statistics.median(w for _, _, w in runs), 1), "cores": os.cpu_count()}
+    sessions = matrix_sessions()
+    if sessions:
+        floor = sessions * machine
+        figures["matrix"] = {"sessions": sessions, "cpu_s_at_this_cost": round(floor, 1),
+                             "minutes_of_all_cores": round(floor / os.cpu_count() / 60, 1)}
+        print(f"the last full matrix ran {sessions} sessions: {floor:.0f} CPU-s at this cost, "
+              f"{floor / os.cpu_count() / 60:.1f} min of all {os.cpu_count()} cores before any scenario's own work")
+    RESULTS.write_text(json.dumps(figures, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
