@@ -216,6 +216,15 @@ OPTIONS += (
     Option("nightly", _table, {}, "nightly runs: submit, job_bound, faults, rate, concurrency, pause_services, "
            "defences, pool_failpoint (see harness/nightly/settings.py)", scalar=False),
 )
+# How app processes start on the process backend (harness.stack.zygote).
+OPTIONS += (
+    Option("app_zygote", _bool, True,
+           "process backend: fork app processes and workers from one interpreter that has imported their "
+           "libraries (false: a fresh interpreter each)"),
+    Option("app_preload", _str_list, (),
+           "modules the zygote imports besides its own list (Celery, kombu, redis, SQLAlchemy, psycopg, httpx, "
+           "requests, boto3): the app's model client (openai, anthropic), say"),
+)
 # Evidence for the generic invariants (limits nesting, end-to-end deadline, result provenance).
 OPTIONS += (
     Option("limits", str, "",
@@ -314,6 +323,8 @@ class Config:
     job_id_from: str
     job_updated_column: str
     nightly: dict[str, Any]
+    app_zygote: bool
+    app_preload: tuple[str, ...]
     limits: str
     results_query: str
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)

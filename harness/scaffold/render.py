@@ -65,6 +65,9 @@ def _config_lines(found: Findings, job: Table | None, env: list[roles.EnvValue],
     out += _job_lines(found, job, todos)
     out += ["# long enough for a killed worker's task to come back from the broker",
             "settle_timeout = 20", f"time_scale = {TIME_SCALE:g}"]
+    if found.model_clients:
+        out += [f"# found: imports of {', '.join(sorted(found.model_clients))}: imported once, before the app's "
+                f"processes are forked", f"app_preload = {json.dumps(sorted(found.model_clients))}"]
     out += _task_lines(found)
     out += ["", "# your app's own variable names, filled from the stack jobquake starts", "[tool.jobquake.env]"]
     for e in env:

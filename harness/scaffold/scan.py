@@ -13,6 +13,8 @@ from pathlib import Path
 
 SKIP_DIRS = {".git", ".venv", "venv", "env", "node_modules", "build", "dist", "__pycache__", "scenarios",
              "tests", "test", ".jobquake", ".tox", ".mypy_cache", ".pytest_cache", "site-packages"}
+# the providers' official clients: each costs most of a second to import, so the zygote should have them
+MODEL_CLIENTS = {"openai", "anthropic"}
 ENV_READERS = {"getenv", "get", "environ", "_get", "env", "setting", "seconds", "get_env"}
 
 
@@ -62,6 +64,7 @@ class Findings:
     final_states: tuple[str, ...] | None = None
     processes: dict[str, str | None] = field(default_factory=dict)  # module -> its "ready" log text
     functions: list[Function] = field(default_factory=list)
+    model_clients: set[str] = field(default_factory=set)  # the providers' client packages the app imports
 
 
 def scan(root: Path) -> Findings:
@@ -156,8 +159,14 @@ class _Module:
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call):
                 self._env_read(node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._imports(node)
         for name in environ_subscripts(self.tree):
             self.found.env_vars.setdefault(name, None)
+
+    def _imports(self, node: ast.Import | ast.ImportFrom) -> None:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        self.found.model_clients.update(n.split(".")[0] for n in names if n.split(".")[0] in MODEL_CLIENTS)
 
     def _assignment(self, target: ast.expr, value: ast.expr) -> None:
         if not isinstance(target, ast.Name):

@@ -12,12 +12,13 @@ import shlex
 import sys
 import threading
 from pathlib import Path
-from typing import Mapping
+from typing import Any, BinaryIO, Mapping
 
 from harness.errors import ConfigError
 from harness.instrument import ENV_DIR, ENV_PROCESS, FAILED_MARKER, LOADED_MARKER
 from harness.stack.process import ProcessService
 from harness.stack.readiness import ReadyCheck
+from harness.stack.zygote import Zygote
 
 
 def render_command(template: str, values: Mapping[str, object]) -> list[str]:
@@ -45,8 +46,10 @@ class AppProcess(ProcessService):
     scheme = "http"
 
     def __init__(self, name: str, *, command: str, values: Mapping[str, object],
-                 ready: ReadyCheck, start_timeout: float = 30.0, cwd: Path | None = None, **kwargs):
+                 ready: ReadyCheck, start_timeout: float = 30.0, cwd: Path | None = None,
+                 zygote: Zygote | None = None, **kwargs):
         super().__init__(name, **kwargs)
+        self.zygote = zygote
         if cwd is not None:
             self.cwd = Path(cwd)  # the app runs from its project folder, as its developers run it
         self.template = command
@@ -63,6 +66,16 @@ class AppProcess(ProcessService):
     def spawn(self) -> None:
         self._spawn_offset = self.log_offset()  # readiness reads only this run's output
         super().spawn()
+
+    def launch(self, cmd: list[str], env: dict[str, str], log: BinaryIO) -> Any:
+        """Forked from the stack's zygote when it can start ``cmd`` faithfully; else a fresh interpreter."""
+        if self.zygote is None or self.run_as():
+            return super().launch(cmd, env, log)
+        try:
+            forked = self.zygote.launch(cmd, env, self.cwd, log.fileno())
+        except OSError as exc:
+            raise self.error(str(exc)) from exc
+        return forked or super().launch(cmd, env, log)
 
     def probe(self) -> bool:
         return self.ready.probe(self.host, self.port, lambda: self.logs_since(self._spawn_offset))

@@ -6,6 +6,7 @@ runs containers with the same ports, readiness checks and faults.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol
 
 from harness.config import Config
@@ -18,6 +19,7 @@ from harness.stack.proxy import ProxyService
 from harness.stack.redis import RedisService
 from harness.stack.sqs import SQSService
 from harness.stack.worker import CeleryWorker
+from harness.stack.zygote import DEFAULT_APP_PRELOAD, Zygote
 
 
 class Backend(Protocol):
@@ -45,6 +47,7 @@ class ProcessBackend:
 
     def __init__(self, config: Config):
         self.config = config
+        self.zygote: Zygote | None = None
 
     def redis(self, name: str, **kw: Any) -> RedisService:
         return RedisService(name, binary=self.config.redis_binary or None, **kw)
@@ -64,16 +67,25 @@ class ProcessBackend:
         return ProxyService(name, **kw)
 
     def app_process(self, name: str, **kw: Any) -> AppProcess:
-        return AppProcess(name, **kw)
+        return AppProcess(name, zygote=self._zygote(kw["workdir"]), **kw)
 
     def worker(self, name: str, **kw: Any) -> CeleryWorker:
-        return CeleryWorker(name, **kw)
+        return CeleryWorker(name, zygote=self._zygote(kw["workdir"]), **kw)
+
+    def _zygote(self, workdir: Path) -> Zygote | None:
+        """The stack's zygote (started with its first app process), or None with ``app_zygote = false``."""
+        if self.zygote is None and self.config.app_zygote:
+            self.zygote = Zygote([*DEFAULT_APP_PRELOAD, *self.config.app_preload], workdir)
+        return self.zygote
 
     def reap(self) -> list[str]:
         return []  # processes are reaped by ``reaper.reap()`` before any stack is made
 
     def close(self) -> None:
-        """Nothing to release: a stopped process leaves nothing running."""
+        """End the zygote; nothing else to release: a stopped process leaves nothing running."""
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
 
 
 def backend_for(config: Config) -> Backend:

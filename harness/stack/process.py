@@ -11,7 +11,7 @@ import signal
 import subprocess
 import threading
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, BinaryIO, Mapping, Sequence
 
 from harness._wait import wait_until
 from harness.errors import ServiceError
@@ -39,7 +39,7 @@ class ProcessService:
         self.log_path = self.workdir / f"{name}.log"
         self.extra_env = dict(env or {})
         self.cwd = self.workdir
-        self._proc: subprocess.Popen | None = None
+        self._proc: Any = None  # a subprocess.Popen, or a handle like it (see launch)
         self._paused = False
 
     # -- what subclasses provide -------------------------------------------------
@@ -92,16 +92,19 @@ class ProcessService:
         env = {**os.environ, **self.extra_env}
         log = open(self.log_path, "ab")
         try:
-            self._proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=env, cwd=self.cwd, start_new_session=True, **popen_identity(self.run_as()),
-            )
+            self._proc = self.launch(cmd, env, log)
         except FileNotFoundError as exc:
             raise self.error(f"cannot run {cmd[0]!r}: {exc.strerror}") from exc
         finally:
             log.close()
         reaper.record(self._proc.pid)
         self._paused = False
+
+    def launch(self, cmd: list[str], env: dict[str, str], log: BinaryIO) -> Any:
+        """Start ``cmd`` in a session of its own, output to ``log``: a ``Popen`` or what quacks like one
+        (``pid``, ``poll``, ``wait``)."""
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                env=env, cwd=self.cwd, start_new_session=True, **popen_identity(self.run_as()))
 
     def wait_ready(self, timeout: float | None = None, cancel: threading.Event | None = None) -> None:
         """Poll until the service answers; ServiceError (with its log) when it exits or times out.

@@ -32,6 +32,7 @@ def test_it_finds_the_celery_app_tables_env_vars_and_processes_of_the_second_app
     assert {"TICKETS_DATABASE_URL", "TICKETS_BROKER_URL", "TICKETS_OPENAI_BASE_URL"} <= set(found.env_vars)
     assert found.env_vars["TICKETS_MODEL_TIMEOUT_S"] == 150
     assert set(found.processes) == {"tickets.relay", "tickets.sweeper"}
+    assert found.model_clients == {"openai"}
     assert not found.has_jobquake_section and not found.has_pytest_config
 
 
