@@ -12,7 +12,7 @@ group, and what the last full matrix's sessions cost at that price
 ``benchmarks/results/session_cost.json``. Run it on a quiet machine:
 /proc/stat counts everything.
 
-    .venv/bin/python benchmarks/session_cost.py [--runs 5] [--scenario scenarios/test_happy_path.py]
+    .venv/bin/python benchmarks/session_cost.py [--runs 5] [--scenario scenarios/test_happy_path.py] [--zygote both]
 """
 from __future__ import annotations
 
@@ -34,17 +34,19 @@ RESULTS = Path(__file__).parent / "results" / "session_cost.json"
 MATRIX = Path(__file__).parent / "results" / "mutants_full.json"
 SAMPLE_S = 0.05  # a process that lives less than this between two samples is missed (its CPU too)
 HARNESS = "harness (pytest)"
-APP = ("worker", "api", "relay", "consumer", "sweeper")  # the app's processes; the rest is the harness's
+APP = ("zygote", "worker", "api", "relay", "consumer", "sweeper")  # the app's processes; the rest is the harness's
 
 
-def one_session(scenario: str) -> tuple[dict[str, float], float, float]:
-    """({group: CPU-s}, machine CPU-s, wall s) of one ``pytest <scenario>`` session.
+def one_session(scenario: str, zygote: bool = True) -> tuple[dict[str, float], float, float]:
+    """({group: CPU-s}, machine CPU-s, wall s) of one ``pytest <scenario>`` session (app processes
+    forked from the zygote, or each a fresh interpreter).
 
     The machine's figure leaves out this script's own sampling.
     """
     cpu0, own0, wall0 = machine_cpu(), _own_cpu(), time.monotonic()
     session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", scenario],
-                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "JOBQUAKE_APP_ZYGOTE": str(zygote).lower()})
     last: dict[int, tuple[str, float]] = {}  # pid -> (group, own CPU-s when last seen)
     while session.poll() is None:
         table = processes(waited_children=False)
@@ -80,24 +82,44 @@ def matrix_sessions() -> int | None:
     return len(json.loads(MATRIX.read_text())["mutants"]) + BASELINE_SHARDS
 
 
+def summary(runs: list[tuple[dict[str, float], float, float]]) -> dict:
+    """Medians by group and of the machine over ``runs``."""
+    groups = sorted({g for spent, _, _ in runs for g in spent})
+    medians = {g: round(statistics.median(spent.get(g, 0.0) for spent, _, _ in runs), 2) for g in groups}
+    medians = dict(sorted(medians.items(), key=lambda kv: -kv[1]))
+    return {"runs": len(runs), "cpu_s_median": medians,
+            "app_cpu_s": round(sum(v for g, v in medians.items() if g in APP), 2),
+            "machine_cpu_s_median": round(statistics.median(m for _, m, _ in runs), 2),
+            "machine_cpu_s_all": [round(m, 2) for _, m, _ in runs],
+            "wall_s_median": round(statistics.median(w for _, _, w in runs), 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--scenario", default="scenarios/test_happy_path.py")
+    parser.add_argument("--zygote", choices=("on", "off", "both"), default="both",
+                        help="app processes forked from the zygote, fresh interpreters, or both alternating")
     args = parser.parse_args()
-    runs = [one_session(args.scenario) for _ in range(args.runs)]
-    groups = sorted({g for spent, _, _ in runs for g in spent})
-    medians = {g: round(statistics.median(spent.get(g, 0.0) for spent, _, _ in runs), 2) for g in groups}
-    medians = dict(sorted(medians.items(), key=lambda kv: -kv[1]))
-    machine = round(statistics.median(m for _, m, _ in runs), 2)
-    app = round(sum(v for g, v in medians.items() if g in APP), 2)
-    for group, cpu in medians.items():
-        print(f"{cpu:6.2f} CPU-s  {group}")
-    print(f"{machine:6.2f} CPU-s  the machine, per session (median of {args.runs}); "
-          f"app processes {app} CPU-s ({app / sum(medians.values()):.0%} of the sampled)")
-    figures = {"scenario": args.scenario, "runs": args.runs, "cpu_s_median": medians, "app_cpu_s": app,
-               "machine_cpu_s_median": machine, "machine_cpu_s_all": [round(m, 2) for _, m, _ in runs],
-               "wall_s_median": round(statistics.median(w for _, _, w in runs), 1), "cores": os.cpu_count()}
+    modes = {"on": [True], "off": [False], "both": [True, False]}[args.zygote]
+    runs: dict[bool, list] = {mode: [] for mode in modes}
+    for _ in range(args.runs):
+        for mode in modes:  # alternating: both see the same machine
+            runs[mode].append(one_session(args.scenario, zygote=mode))
+    figures = {"scenario": args.scenario, "cores": os.cpu_count()}
+    for mode in modes:
+        key = "zygote" if mode else "fresh_interpreters"
+        figures[key] = found = summary(runs[mode])
+        print(f"-- app processes {'forked from the zygote' if mode else 'each a fresh interpreter'}")
+        for group, cpu in found["cpu_s_median"].items():
+            print(f"{cpu:6.2f} CPU-s  {group}")
+        print(f"{found['machine_cpu_s_median']:6.2f} CPU-s  the machine, per session (median of {args.runs}); "
+              f"app processes {found['app_cpu_s']} CPU-s; wall {found['wall_s_median']} s")
+    if len(modes) == 2:
+        ratio = figures["zygote"]["machine_cpu_s_median"] / figures["fresh_interpreters"]["machine_cpu_s_median"]
+        figures["machine_ratio_zygote_to_fresh"] = round(ratio, 2)
+        print(f"zygote / fresh interpreters, machine CPU per session: {ratio:.2f}")
+    machine = figures["zygote" if True in modes else "fresh_interpreters"]["machine_cpu_s_median"]
     sessions = matrix_sessions()
     if sessions:
         floor = sessions * machine
@@ -106,7 +128,6 @@ def main() -> None:
         print(f"the last full matrix ran {sessions} sessions: {floor:.0f} CPU-s at this cost, "
               f"{floor / os.cpu_count() / 60:.1f} min of all {os.cpu_count()} cores before any scenario's own work")
     RESULTS.write_text(json.dumps(figures, indent=1) + "\n")
-
 
 if __name__ == "__main__":
     main()
