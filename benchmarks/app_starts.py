@@ -66,5 +66,6 @@ def main() -> None:
     figures["load_average_after"] = os.getloadavg()
     RESULTS.write_text(json.dumps(figures, indent=1) + "\n")
 
+
 if __name__ == "__main__":
     main()

@@ -31,7 +31,8 @@ from nightly import app_config, load_parser, results_path  # noqa: E402  (benchm
 
 TICKS = os.sysconf("SC_CLK_TCK")
 GROUPS = (  # first match of the command line wins
-    ("zygote", ("(jobquake zygote)",)), ("worker", ("celery", "refapp.worker", "loadapp.worker")), ("api", ("refapp.api", "loadapp.api")),
+    ("zygote", ("(jobquake zygote)",)), ("worker", ("celery", "refapp.worker", "loadapp.worker")),
+    ("api", ("refapp.api", "loadapp.api")),
     ("relay", ("refapp.relay", "tickets.relay")), ("consumer", ("refapp.consumer",)),
     ("sweeper", ("refapp.sweeper", "loadapp.sweeper", "tickets.sweeper")), ("postgres", ("postgres",)),
     ("redis", ("redis",)), ("sqs (moto)", ("moto",)), ("paid API", ("harness.paidapi",)),

@@ -129,5 +129,6 @@ def main() -> None:
               f"{floor / os.cpu_count() / 60:.1f} min of all {os.cpu_count()} cores before any scenario's own work")
     RESULTS.write_text(json.dumps(figures, indent=1) + "\n")
 
+
 if __name__ == "__main__":
     main()

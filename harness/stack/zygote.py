@@ -151,11 +151,6 @@ class Zygote:
             theirs.close()
         return ForkedProcess(list(cmd), ours)
 
-    @property
-    def failure(self) -> str | None:
-        """Why the zygote is not in use (None while it starts or once it serves)."""
-        return self._failed
-
     def close(self) -> None:
         """End the zygote (the processes it forked are their services' to stop)."""
         self._ready.wait(READY_TIMEOUT)
@@ -191,10 +186,15 @@ class ForkedProcess:
             raise OSError(f"the zygote did not report the pid of {' '.join(args)!r} within {REPLY_TIMEOUT:.0f}s")
 
     def poll(self) -> int | None:
-        with self._lock:
+        # as Popen.poll: while another thread waits, it will read the exit; do not block behind it
+        if not self._lock.acquire(blocking=False):
+            return self.returncode
+        try:
             if self.returncode is None:
                 self._read(0)
             return self.returncode
+        finally:
+            self._lock.release()
 
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
