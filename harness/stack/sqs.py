@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.stack.probe_http import probe_client
@@ -31,8 +32,11 @@ class QueueSpec:
         return cls(**data)
 
 
+LAUNCHER = Path(__file__).with_name("moto_main.py")  # moto's SQS alone: cheaper per request than moto.server
+
+
 class SQSService(ProcessService):
-    """moto_server on loopback; ``reset()`` wipes all state and recreates the queues."""
+    """moto's SQS on loopback (``moto_main.py``); ``reset()`` wipes all state and recreates the queues."""
 
     scheme = "http"
     start_timeout = 20.0
@@ -43,7 +47,7 @@ class SQSService(ProcessService):
         self.queues = list(queues or [])
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)]
+        return [sys.executable, str(LAUNCHER), "-H", self.host, "-p", str(self.port)]
 
     @property
     def endpoint_url(self) -> str:

@@ -18,6 +18,7 @@ import redis
 
 from harness._ports import free_port
 from harness._wait import wait_until
+from harness.stack.sqs import LAUNCHER as MOTO_LAUNCHER
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 HOST = "127.0.0.1"
@@ -121,7 +122,7 @@ def start_paidapi(logdir: Path, scale: float) -> tuple[Proc, str]:
 
 def start_moto(logdir: Path) -> tuple[Proc, str]:
     port = free_port()
-    proc = Proc("sqs", [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)], logdir=logdir)
+    proc = Proc("sqs", [sys.executable, str(MOTO_LAUNCHER), "-H", HOST, "-p", str(port)], logdir=logdir)
     url = f"http://{HOST}:{port}"
     proc.start(lambda: httpx.get(f"{url}/moto-api/", timeout=1).status_code == 200)
     return proc, url
