@@ -66,7 +66,7 @@ def isolate(run: Any, left: list[PendingWork]) -> dict[str, Any]:
     ``IsolationError`` when the broker or SQS still hold anything after it.
     """
     stopped = stop_holders(run.stack) if blocking(left) else []
-    sqs = run.stack.sqs.client()  # one client: making a boto3 client costs tens of ms
+    sqs = run.stack.sqs.client()
     done = {"left": [item.to_dict() for item in left], "stopped": stopped, **purge(run.stack, sqs)}
     remaining = transports(run.stack, sqs)
     done["remaining"] = [item.to_dict() for item in remaining]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,8 @@ class SQSService(ProcessService):
     def __init__(self, *args, queues: list[QueueSpec] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.queues = list(queues or [])
+        self._client: tuple[str, Any] | None = None  # (address, client) of the last client made
+        self._client_lock = threading.Lock()
 
     def command(self) -> list[str]:
         return [sys.executable, str(LAUNCHER), "-H", self.host, "-p", str(self.port)]
@@ -54,7 +57,16 @@ class SQSService(ProcessService):
         return self.url
 
     def client(self):
-        return sqs_client(self.url, self.sqs_service)
+        """The harness's SQS client for this server, made once per address.
+
+        Making a boto3 client costs ~10 ms of CPU, and the harness asks for
+        one in every test's reset, settle and isolation; a client is safe to
+        share between threads.
+        """
+        with self._client_lock:
+            if self._client is None or self._client[0] != self.url:
+                self._client = (self.url, sqs_client(self.url, self.sqs_service))
+            return self._client[1]
 
     def probe(self) -> bool:
         return probe_client().get(f"{self.url}/moto-api/").status_code == 200
