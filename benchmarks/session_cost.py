@@ -13,6 +13,13 @@ group, and what the last full matrix's sessions cost at that price
 /proc/stat counts everything.
 
     .venv/bin/python benchmarks/session_cost.py [--runs 5] [--scenario scenarios/test_happy_path.py] [--zygote both]
+
+``--against DIR`` compares this checkout with another one (``git worktree
+add DIR REV``) instead: the same scenarios, app processes forked from the
+zygote in both, sessions alternating between the two trees. Each session
+imports the harness, refapp and the scenarios from its own tree (its working
+folder comes first on ``sys.path``); the rest of the venv is shared.
+Writes ``benchmarks/results/session_cost_against.json``.
 """
 from __future__ import annotations
 
@@ -31,13 +38,14 @@ from nightly_profile import descendants, group_of, processes  # this script's fo
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "session_cost.json"
+AGAINST_RESULTS = Path(__file__).parent / "results" / "session_cost_against.json"
 MATRIX = Path(__file__).parent / "results" / "mutants_full.json"
 SAMPLE_S = 0.05  # a process that lives less than this between two samples is missed (its CPU too)
 HARNESS = "harness (pytest)"
 APP = ("zygote", "worker", "api", "relay", "consumer", "sweeper")  # the app's processes; the rest is the harness's
 
 
-def one_session(scenario: str, zygote: bool = True) -> tuple[dict[str, float], float, float]:
+def one_session(scenario: str, zygote: bool = True, root: Path = ROOT) -> tuple[dict[str, float], float, float]:
     """({group: CPU-s}, machine CPU-s, wall s) of one ``pytest <scenario>`` session (app processes
     forked from the zygote, or each a fresh interpreter).
 
@@ -45,7 +53,7 @@ def one_session(scenario: str, zygote: bool = True) -> tuple[dict[str, float], f
     """
     cpu0, own0, wall0 = machine_cpu(), _own_cpu(), time.monotonic()
     session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", scenario],
-                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                env={**os.environ, "JOBQUAKE_APP_ZYGOTE": str(zygote).lower()})
     last: dict[int, tuple[str, float]] = {}  # pid -> (group, own CPU-s when last seen)
     while session.poll() is None:
@@ -100,7 +108,10 @@ def main() -> None:
     parser.add_argument("--scenario", default="scenarios/test_happy_path.py")
     parser.add_argument("--zygote", choices=("on", "off", "both"), default="both",
                         help="app processes forked from the zygote, fresh interpreters, or both alternating")
+    parser.add_argument("--against", type=Path, help="another checkout to compare this one with, side by side")
     args = parser.parse_args()
+    if args.against:
+        return compare(args.scenario, args.runs, args.against.resolve())
     modes = {"on": [True], "off": [False], "both": [True, False]}[args.zygote]
     runs: dict[bool, list] = {mode: [] for mode in modes}
     for _ in range(args.runs):
@@ -128,6 +139,34 @@ def main() -> None:
         print(f"the last full matrix ran {sessions} sessions: {floor:.0f} CPU-s at this cost, "
               f"{floor / os.cpu_count() / 60:.1f} min of all {os.cpu_count()} cores before any scenario's own work")
     RESULTS.write_text(json.dumps(figures, indent=1) + "\n")
+
+
+def compare(scenario: str, runs: int, other: Path) -> None:
+    """This checkout against ``other``, sessions alternating; prints and stores both summaries and the ratio."""
+    if not (other / "harness").is_dir():
+        raise SystemExit(f"{other} is not a checkout of this project (no harness/ folder)")
+    trees = {"this": ROOT, "against": other}
+    found: dict[str, list] = {name: [] for name in trees}
+    for _ in range(runs):
+        for name, root in trees.items():  # alternating: both see the same machine
+            found[name].append(one_session(scenario, root=root))
+    figures = {"scenario": scenario, "cores": os.cpu_count(), "revisions": {k: _revision(v) for k, v in trees.items()}}
+    for name in trees:
+        figures[name] = summary(found[name])
+        print(f"-- {name}: {figures['revisions'][name]} ({trees[name]})")
+        for group, cpu in figures[name]["cpu_s_median"].items():
+            print(f"{cpu:6.2f} CPU-s  {group}")
+        print(f"{figures[name]['machine_cpu_s_median']:6.2f} CPU-s  the machine, per session (median of {runs}); "
+              f"wall {figures[name]['wall_s_median']} s")
+    ratio = figures["this"]["machine_cpu_s_median"] / figures["against"]["machine_cpu_s_median"]
+    figures["machine_ratio_this_to_against"] = round(ratio, 2)
+    print(f"this / against, machine CPU per session: {ratio:.2f}")
+    AGAINST_RESULTS.write_text(json.dumps(figures, indent=1) + "\n")
+
+
+def _revision(root: Path) -> str:
+    done = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or "?"
 
 
 if __name__ == "__main__":

@@ -56,8 +56,9 @@ def main(argv: list[str] | None = None) -> None:
             """One line per request is most of the log and a share of the CPU: errors are still logged."""
 
     server = make_server(args.host, args.port, application(), threaded=True, request_handler=Unlogged)
-    # as moto's own server: a stop ends the process with status 0 (serve_forever runs in this thread)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # as moto's own server: a stop or an interrupt ends the process with status 0 (serve_forever runs here)
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, lambda *_: sys.exit(0))
     print(f" * Running on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
     try:
         server.serve_forever()

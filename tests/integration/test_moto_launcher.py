@@ -51,12 +51,13 @@ def test_it_serves_sqs_and_a_reset_forgets_every_queue(server):
     assert sqs.list_queues().get("QueueUrls", []) == []
 
 
-def test_requests_are_not_logged_and_a_stop_ends_it_with_status_0(server):
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_requests_are_not_logged_and_a_stop_ends_it_with_status_0(server, stop):
     proc, url, log = server
     sqs = sqs_client(url)
     for _ in range(20):
         sqs.list_queues()
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(stop)
     assert proc.wait(timeout=10) == 0
     lines = log.read_text().splitlines()
     assert not [line for line in lines if '"POST / HTTP' in line or '"GET /moto-api' in line], lines
