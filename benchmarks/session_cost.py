@@ -102,6 +102,15 @@ def summary(runs: list[tuple[dict[str, float], float, float]]) -> dict:
             "wall_s_median": round(statistics.median(w for _, _, w in runs), 1)}
 
 
+def show(title: str, found: dict) -> None:
+    """Print one ``summary``: its groups, then the machine's median."""
+    print(f"-- {title}")
+    for group, cpu in found["cpu_s_median"].items():
+        print(f"{cpu:6.2f} CPU-s  {group}")
+    print(f"{found['machine_cpu_s_median']:6.2f} CPU-s  the machine, per session (median of {found['runs']}); "
+          f"app processes {found['app_cpu_s']} CPU-s; wall {found['wall_s_median']} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -120,12 +129,8 @@ def main() -> None:
     figures = {"scenario": args.scenario, "cores": os.cpu_count()}
     for mode in modes:
         key = "zygote" if mode else "fresh_interpreters"
-        figures[key] = found = summary(runs[mode])
-        print(f"-- app processes {'forked from the zygote' if mode else 'each a fresh interpreter'}")
-        for group, cpu in found["cpu_s_median"].items():
-            print(f"{cpu:6.2f} CPU-s  {group}")
-        print(f"{found['machine_cpu_s_median']:6.2f} CPU-s  the machine, per session (median of {args.runs}); "
-              f"app processes {found['app_cpu_s']} CPU-s; wall {found['wall_s_median']} s")
+        figures[key] = summary(runs[mode])
+        show(f"app processes {'forked from the zygote' if mode else 'each a fresh interpreter'}", figures[key])
     if len(modes) == 2:
         ratio = figures["zygote"]["machine_cpu_s_median"] / figures["fresh_interpreters"]["machine_cpu_s_median"]
         figures["machine_ratio_zygote_to_fresh"] = round(ratio, 2)
@@ -153,11 +158,7 @@ def compare(scenario: str, runs: int, other: Path) -> None:
     figures = {"scenario": scenario, "cores": os.cpu_count(), "revisions": {k: _revision(v) for k, v in trees.items()}}
     for name in trees:
         figures[name] = summary(found[name])
-        print(f"-- {name}: {figures['revisions'][name]} ({trees[name]})")
-        for group, cpu in figures[name]["cpu_s_median"].items():
-            print(f"{cpu:6.2f} CPU-s  {group}")
-        print(f"{figures[name]['machine_cpu_s_median']:6.2f} CPU-s  the machine, per session (median of {runs}); "
-              f"wall {figures[name]['wall_s_median']} s")
+        show(f"{name}: {figures['revisions'][name]} ({trees[name]})", figures[name])
     ratio = figures["this"]["machine_cpu_s_median"] / figures["against"]["machine_cpu_s_median"]
     figures["machine_ratio_this_to_against"] = round(ratio, 2)
     print(f"this / against, machine CPU per session: {ratio:.2f}")
