@@ -9,8 +9,8 @@ def alive(pid: int) -> bool:
     """True if ``pid`` runs (a zombie is dead)."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:  # gone before open (ENOENT) or between open and read (ESRCH)
         return False
 
 

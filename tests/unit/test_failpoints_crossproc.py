@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import signal
-from pathlib import Path
 
 import pytest
 
@@ -11,6 +10,7 @@ from harness import failpoints
 from harness._wait import wait_until
 from harness.failpoints import failpoint
 from harness.failpoints.control import FailpointControl
+from tests.common.processes import alive
 from tests.unit.failpoint_child import ChildProcess
 
 
@@ -34,14 +34,6 @@ def spawn(tmp_path, control):
     yield start
     for child in children:
         child.close()
-
-
-def _gone(pid: int) -> bool:
-    """True once ``pid`` has exited (a zombie waiting for its parent counts as exited)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except FileNotFoundError:
-        return True
 
 
 def test_arming_is_visible_to_a_running_process_as_soon_as_arm_returns(control, spawn):
@@ -97,7 +89,7 @@ def test_kill_group_takes_down_the_whole_process_group(control, spawn):
     control.arm("worker.mid_job", "kill", group=True)
     child.send(op="call", name="worker.mid_job")
     assert child.proc.wait(10) == -signal.SIGKILL
-    wait_until(lambda: _gone(sleeper), timeout=10, what="the child's sleeper to die")
+    wait_until(lambda: not alive(sleeper), timeout=10, what="the child's sleeper to die")
 
 
 @pytest.mark.parametrize("condition, expected", [({"once": True}, 1), ({"times": 5}, 5)])
