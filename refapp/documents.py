@@ -44,8 +44,8 @@ def build_prompt(text: str, categories: tuple[reference.Category, ...]) -> str:
 
 def idempotency_key(job_id: str, step: str, attempt: int) -> str:
     """The key the provider deduplicates on: one per job and step, whatever the attempt."""
-    if mutant("fresh-idempotency-key"):
-        return f"refapp:{job_id}:{step}:attempt-{attempt}"  # the wrong shape
+    if attempt > 1 and mutant("fresh-idempotency-key"):
+        return f"refapp:{job_id}:{step}:attempt-{attempt}"  # the wrong shape: a retry is a new call
     if mutant("idempotency-key-without-job"):
         return f"refapp:{step}"  # the wrong shape: every job's document 0 is the same call
     return f"refapp:{job_id}:{step}"
@@ -80,9 +80,9 @@ def categorise(attempt: Attempt, step: str, text: str) -> str:
     """The category of a document: the saved answer if this step is done, else a paid call."""
     prompt = build_prompt(text, reference.categories())
     failpoint(TASK_BEFORE_PAID_CALL, **attempt.context(step=step))
-    ask_first = not (mutant("check-after-pay") or mutant("consumer-not-idempotent"))
-    saved = _before_paying(attempt, step, ask_done=ask_first)
-    if saved is not None:
+    saved = _before_paying(attempt, step)
+    # the wrong shapes pay whatever the answer: only the save, after paying, notices the step was done
+    if saved is not None and not (mutant("check-after-pay") or mutant("consumer-not-idempotent")):
         return saved
     answer = model_client.generate(prompt, key=idempotency_key(attempt.job_id, step, attempt.token),
                                    job_id=attempt.job_id, step=step, attempt=attempt.token)
@@ -92,13 +92,14 @@ def categorise(attempt: Attempt, step: str, text: str) -> str:
     return _save(attempt, step, answer)
 
 
-def _before_paying(attempt: Attempt, step: str, *, ask_done: bool) -> str | None:
-    """Check this attempt still owns the job and, when asked, whether the step is already done."""
+def _before_paying(attempt: Attempt, step: str) -> str | None:
+    """Check this attempt still owns the job; the step's saved answer if it is already done."""
     with engine().begin() as conn:
-        if not mutant("pay-before-fence"):  # the wrong shape skips it: only the save is fenced
+        try:
             attempt.fence(conn)
-        if not ask_done:
-            return None
+        except (AttemptAbandoned, JobCancelled):
+            if not mutant("pay-before-fence"):  # the wrong shape pays anyway: only the save is fenced
+                raise
         this_step = step_results.c.step == step
         if not mutant("step-cache-ignores-job"):  # the wrong shape: any job's answer for this step
             this_step = sa.and_(step_results.c.job_id == attempt.job_id, this_step)

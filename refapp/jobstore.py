@@ -74,22 +74,14 @@ def claim(job_id: str, route: str) -> tuple[Attempt | None, str]:
     attempt, is left alone: this delivery is a duplicate. A job that has
     used up its attempts goes to ``needs_human``.
     """
-    config = settings.get()
     stale = older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale"))
-    takeable = sa.or_(jobs.c.state == QUEUED, sa.and_(jobs.c.state == RUNNING, stale))
-    if mutant("consumer-not-idempotent"):
-        takeable = sa.true()  # the wrong shape: nobody asks whether the job is done or in hand
-    elif mutant("claim-steals-live-job"):
-        # the wrong shape: "a redelivered message means the last attempt died"
-        takeable = jobs.c.state.in_((QUEUED, RUNNING))
     with engine().begin() as conn:
-        row = conn.execute(
-            sa.update(jobs)
-            .where(jobs.c.id == job_id, takeable, jobs.c.attempt < config.max_attempts)
-            .values(state=RUNNING, attempt=jobs.c.attempt + 1, heartbeat_at=NOW, updated_at=NOW,
-                    started_at=sa.func.coalesce(jobs.c.started_at, NOW))
-            .returning(jobs.c.attempt, jobs.c.reason)
-        ).first()
+        row = _take(conn, job_id, sa.or_(jobs.c.state == QUEUED, sa.and_(jobs.c.state == RUNNING, stale)))
+        if row is None and mutant("consumer-not-idempotent"):
+            row = _take(conn, job_id, sa.true())  # the wrong shape: nobody asks whether it is done or in hand
+        elif row is None and mutant("claim-steals-live-job"):
+            # the wrong shape: "a redelivered message means the last attempt died"
+            row = _take(conn, job_id, jobs.c.state.in_((QUEUED, RUNNING)))
         if row is None:
             why, event = _why_not_claimed(conn, job_id, stale)
     if row is None:
@@ -98,6 +90,17 @@ def claim(job_id: str, route: str) -> tuple[Attempt | None, str]:
         return None, why
     events.publish(events.job_event(job_id, RUNNING, row.reason, row.attempt))
     return Attempt(job_id=job_id, token=row.attempt, route=route), "claimed"
+
+
+def _take(conn: Connection, job_id: str, takeable: sa.ColumnElement[bool]) -> sa.Row | None:
+    """Start the job's next attempt if it is ``takeable`` and has attempts left: (attempt, reason)."""
+    return conn.execute(
+        sa.update(jobs)
+        .where(jobs.c.id == job_id, takeable, jobs.c.attempt < settings.get().max_attempts)
+        .values(state=RUNNING, attempt=jobs.c.attempt + 1, heartbeat_at=NOW, updated_at=NOW,
+                started_at=sa.func.coalesce(jobs.c.started_at, NOW))
+        .returning(jobs.c.attempt, jobs.c.reason)
+    ).first()
 
 
 def _why_not_claimed(conn: Connection, job_id: str,
@@ -137,6 +140,13 @@ def requeue(attempt: Attempt, reason: str) -> None:
     events.publish(events.job_event(attempt.job_id, QUEUED, reason, attempt.token))
 
 
+def _write_final(conn: Connection, where: sa.ColumnElement[bool], state: str, reason: str | None) -> int:
+    return conn.execute(
+        sa.update(jobs).where(where)
+        .values(state=state, reason=reason, finished_at=NOW, updated_at=NOW, **_item_counts())
+    ).rowcount
+
+
 def finish(attempt: Attempt, state: str, reason: str | None) -> None:
     """Write the job's terminal state, then tell the world (in that order)."""
     event = events.job_event(attempt.job_id, state, reason, attempt.token)
@@ -144,14 +154,12 @@ def finish(attempt: Attempt, state: str, reason: str | None) -> None:
         events.publish(event)  # the wrong order: the screen may say done for a write that fails
         failpoint(TASK_AFTER_STATUS_EVENT, **attempt.context(state=state))
     failpoint(TASK_BEFORE_FINAL_WRITE, **attempt.context(state=state))
-    # fenced like every write: a dead attempt's verdict must not replace its successor's
-    owned = jobs.c.id == attempt.job_id if mutant("unfenced-final-write") else attempt.owns()
     with engine().begin() as conn:
         attempt.writes_as(conn)
-        moved = conn.execute(
-            sa.update(jobs).where(owned)
-            .values(state=state, reason=reason, finished_at=NOW, updated_at=NOW, **_item_counts())
-        ).rowcount
+        # fenced like every write: a dead attempt's verdict must not replace its successor's
+        moved = _write_final(conn, attempt.owns(), state, reason)
+        if not moved and mutant("unfenced-final-write"):
+            moved = _write_final(conn, jobs.c.id == attempt.job_id, state, reason)  # the wrong shape
     # only a write that landed is news (mutant event-for-refused-write: announced whatever the fence said)
     if not mutant("event-before-commit") and (moved or mutant("event-for-refused-write")):
         events.publish(event)

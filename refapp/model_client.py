@@ -91,15 +91,15 @@ TIMED_OUT_RETRIES = 2  # mutant retry-timed-out-call only
 
 
 def _post(headers: dict[str, str], prompt: str, timeout: httpx.Timeout | None) -> httpx.Response:
-    retries = TIMED_OUT_RETRIES if mutant("retry-timed-out-call") else 0
-    for retry in range(retries + 1):
+    retry = 0
+    while True:
         try:
             return _client().post(ROUTE, json={"prompt": prompt}, headers=headers, timeout=timeout)
         except httpx.TimeoutException:
-            if retry == retries:
+            if retry == TIMED_OUT_RETRIES or not mutant("retry-timed-out-call"):
                 raise
-            log.warning("model call timed out; retrying (%d of %d)", retry + 1, retries)  # the wrong shape
-    raise AssertionError("unreachable")
+            retry += 1
+            log.warning("model call timed out; retrying (%d of %d)", retry, TIMED_OUT_RETRIES)  # the wrong shape
 
 
 def _error_text(response: httpx.Response) -> str:

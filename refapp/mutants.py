@@ -15,6 +15,14 @@ reach at time t has a line within ``REACH_BUCKET_S`` of t. The first line of
 a process, ``<pid> <time> @start``, dates the start of its program; a child
 forked without exec (a Celery pool process) writes ``<pid> <time> @fork``
 instead: what it knows from start-up is its parent's, already recorded.
+
+Where the code can tell, it asks a switch only once the mutant's answer
+would change what happens: ``if candidates and mutant("no-sweeper")``, the
+retry switch after a call has timed out, the unfenced write after the fenced
+one was refused. Asking is what counts as reach, so a scenario whose run
+never gets to that point is not paired with the mutant: it would run the
+same code either way. The wrong shape must stay the same bug: it may take a
+decision late, never differently.
 """
 from __future__ import annotations
 
@@ -42,7 +50,7 @@ MUTANTS: dict[str, str] = {
     "acks-early": "Celery acknowledges a task before it runs (acks_late off)",
     "dlq-before-code-limit": "the SQS queue's max-receives equals the code's max attempts",
     "heartbeat-forever": "the SQS heartbeat extends visibility with no wall-clock cap",
-    "fresh-idempotency-key": "each attempt sends a new idempotency key to the paid API",
+    "fresh-idempotency-key": "each attempt after the first sends a new idempotency key to the paid API",
     "check-after-pay": "'already done?' is asked only before saving, after paying",
     "dual-write": "the API saves the job, then enqueues it separately instead of through the outbox",
     "outbox-mark-before-send": "the relay marks an outbox row sent before sending it",

@@ -53,12 +53,12 @@ def _lost_queued() -> sa.ColumnElement[bool]:
 def sweep_once() -> SweepReport:
     """One pass over the job table."""
     report = SweepReport()
-    if mutant("no-sweeper"):
-        return report  # the wrong shape: nothing looks for abandoned jobs
     failpoint(SWEEPER_TICK)
     with engine().connect() as conn:
         candidates = conn.execute(sa.select(jobs.c.id).where(sa.or_(_stale_running(), _lost_queued()))
                                   .order_by(jobs.c.updated_at)).scalars().all()
+    if candidates and mutant("no-sweeper"):
+        return report  # the wrong shape: what the pass found is never acted on
     for job_id in candidates:
         _handle(job_id, report)
     return report
