@@ -48,9 +48,13 @@ class Attempt:
 
     def owns(self) -> sa.ColumnElement[bool]:
         """SQL condition: the job row still belongs to this attempt."""
+        return sa.and_(jobs.c.id == self.job_id, jobs.c.attempt == self.token, jobs.c.state == RUNNING)
+
+    def unfenced_fallback(self) -> sa.ColumnElement[bool] | None:
+        """Mutant abandoned-work-writes: the condition a write the fence refused is retried with (None: none)."""
         if mutant("abandoned-work-writes"):
             return jobs.c.id == self.job_id  # the wrong shape: any attempt may write
-        return sa.and_(jobs.c.id == self.job_id, jobs.c.attempt == self.token, jobs.c.state == RUNNING)
+        return None
 
     def writes_as(self, conn: Connection) -> None:
         """Say, for this transaction only, which attempt makes its writes (read by audit triggers)."""
@@ -74,6 +78,8 @@ class Attempt:
         row = conn.execute(
             sa.select(jobs.c.cancel_requested).where(self.owns()).with_for_update(read=True)
         ).first()
+        if row is None and (unfenced := self.unfenced_fallback()) is not None:
+            row = conn.execute(sa.select(jobs.c.cancel_requested).where(unfenced).with_for_update(read=True)).first()
         if row is None:
             self.cancel.set()
             raise AttemptAbandoned(f"attempt {self.token} of job {self.job_id} no longer owns it")
@@ -84,6 +90,8 @@ class Attempt:
         """Record that this attempt is alive; False (and the cancel flag set) once it is fenced out."""
         with engine().begin() as conn:
             result = conn.execute(sa.update(jobs).where(self.owns()).values(heartbeat_at=NOW))
+            if result.rowcount == 0 and (unfenced := self.unfenced_fallback()) is not None:
+                result = conn.execute(sa.update(jobs).where(unfenced).values(heartbeat_at=NOW))
         if result.rowcount == 0:
             self.cancel.set()
             return False

@@ -134,6 +134,9 @@ def requeue(attempt: Attempt, reason: str) -> None:
         moved = conn.execute(
             sa.update(jobs).where(attempt.owns()).values(state=QUEUED, reason=reason, updated_at=NOW)
         ).rowcount
+        if not moved and (unfenced := attempt.unfenced_fallback()) is not None:
+            moved = conn.execute(
+                sa.update(jobs).where(unfenced).values(state=QUEUED, reason=reason, updated_at=NOW)).rowcount
     if not moved:
         raise AttemptAbandoned(f"attempt {attempt.token} of job {attempt.job_id} no longer owns it")
     attempt.cancel.set()
@@ -158,7 +161,9 @@ def finish(attempt: Attempt, state: str, reason: str | None) -> None:
         attempt.writes_as(conn)
         # fenced like every write: a dead attempt's verdict must not replace its successor's
         moved = _write_final(conn, attempt.owns(), state, reason)
-        if not moved and mutant("unfenced-final-write"):
+        if not moved and (unfenced := attempt.unfenced_fallback()) is not None:
+            moved = _write_final(conn, unfenced, state, reason)
+        elif not moved and mutant("unfenced-final-write"):
             moved = _write_final(conn, jobs.c.id == attempt.job_id, state, reason)  # the wrong shape
     # only a write that landed is news (mutant event-for-refused-write: announced whatever the fence said)
     if not mutant("event-before-commit") and (moved or mutant("event-for-refused-write")):
