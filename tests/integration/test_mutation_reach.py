@@ -25,7 +25,9 @@ def test_a_sweep_only_switch_is_reached_by_the_sweep_scenario_alone(tmp_path):
                         cwd=ROOT, env=env, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
     assert [w.nodeid for w in read_windows(reach)] == [HAPPY, SWEEP]
-    found = scenarios_reaching(reach, [HAPPY, SWEEP], ["sweep-no-isolation", "fresh-idempotency-key", "acks-early"])
+    found = scenarios_reaching(reach, [HAPPY, SWEEP], ["sweep-no-isolation", "idempotency-key-without-job",
+                                                        "fresh-idempotency-key", "acks-early"])
     assert found["sweep-no-isolation"] == [SWEEP]  # the sweep's per-row isolation: no sweep in the happy path
-    assert HAPPY in found["fresh-idempotency-key"]  # the paid call of every document
+    assert HAPPY in found["idempotency-key-without-job"]  # the paid call of every document
+    assert HAPPY not in found["fresh-idempotency-key"]  # asked only for an attempt after the first: none here
     assert found["acks-early"] == [HAPPY, SWEEP]  # read at the worker's start: every test it serves
