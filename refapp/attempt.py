@@ -50,11 +50,22 @@ class Attempt:
         """SQL condition: the job row still belongs to this attempt."""
         return sa.and_(jobs.c.id == self.job_id, jobs.c.attempt == self.token, jobs.c.state == RUNNING)
 
-    def unfenced_fallback(self) -> sa.ColumnElement[bool] | None:
-        """Mutant abandoned-work-writes: the condition a write the fence refused is retried with (None: none)."""
-        if mutant("abandoned-work-writes"):
+    def unfenced_fallback(self, also: str | None = None) -> sa.ColumnElement[bool] | None:
+        """The condition a statement the fence refused is retried with (None: it is not).
+
+        Only a wrong shape retries: mutant abandoned-work-writes, or ``also``
+        (a mutant of one write path). Asked after a refusal, never before.
+        """
+        if mutant("abandoned-work-writes") or (also is not None and mutant(also)):
             return jobs.c.id == self.job_id  # the wrong shape: any attempt may write
         return None
+
+    def update_owned(self, conn: Connection, *, also: str | None = None, **values: object) -> int:
+        """Update the job row while this attempt owns it (``also``: see ``unfenced_fallback``); rows changed."""
+        moved = conn.execute(sa.update(jobs).where(self.owns()).values(**values)).rowcount
+        if not moved and (unfenced := self.unfenced_fallback(also)) is not None:
+            moved = conn.execute(sa.update(jobs).where(unfenced).values(**values)).rowcount
+        return moved
 
     def writes_as(self, conn: Connection) -> None:
         """Say, for this transaction only, which attempt makes its writes (read by audit triggers)."""
@@ -89,10 +100,8 @@ class Attempt:
     def beat(self) -> bool:
         """Record that this attempt is alive; False (and the cancel flag set) once it is fenced out."""
         with engine().begin() as conn:
-            result = conn.execute(sa.update(jobs).where(self.owns()).values(heartbeat_at=NOW))
-            if result.rowcount == 0 and (unfenced := self.unfenced_fallback()) is not None:
-                result = conn.execute(sa.update(jobs).where(unfenced).values(heartbeat_at=NOW))
-        if result.rowcount == 0:
+            moved = self.update_owned(conn, heartbeat_at=NOW)
+        if not moved:
             self.cancel.set()
             return False
         return True

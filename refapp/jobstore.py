@@ -131,23 +131,11 @@ def requeue(attempt: Attempt, reason: str) -> None:
     """Give the job back to the queue (its message will come again); the attempt ends."""
     with engine().begin() as conn:
         attempt.writes_as(conn)
-        moved = conn.execute(
-            sa.update(jobs).where(attempt.owns()).values(state=QUEUED, reason=reason, updated_at=NOW)
-        ).rowcount
-        if not moved and (unfenced := attempt.unfenced_fallback()) is not None:
-            moved = conn.execute(
-                sa.update(jobs).where(unfenced).values(state=QUEUED, reason=reason, updated_at=NOW)).rowcount
+        moved = attempt.update_owned(conn, state=QUEUED, reason=reason, updated_at=NOW)
     if not moved:
         raise AttemptAbandoned(f"attempt {attempt.token} of job {attempt.job_id} no longer owns it")
     attempt.cancel.set()
     events.publish(events.job_event(attempt.job_id, QUEUED, reason, attempt.token))
-
-
-def _write_final(conn: Connection, where: sa.ColumnElement[bool], state: str, reason: str | None) -> int:
-    return conn.execute(
-        sa.update(jobs).where(where)
-        .values(state=state, reason=reason, finished_at=NOW, updated_at=NOW, **_item_counts())
-    ).rowcount
 
 
 def finish(attempt: Attempt, state: str, reason: str | None) -> None:
@@ -160,11 +148,9 @@ def finish(attempt: Attempt, state: str, reason: str | None) -> None:
     with engine().begin() as conn:
         attempt.writes_as(conn)
         # fenced like every write: a dead attempt's verdict must not replace its successor's
-        moved = _write_final(conn, attempt.owns(), state, reason)
-        if not moved and (unfenced := attempt.unfenced_fallback()) is not None:
-            moved = _write_final(conn, unfenced, state, reason)
-        elif not moved and mutant("unfenced-final-write"):
-            moved = _write_final(conn, jobs.c.id == attempt.job_id, state, reason)  # the wrong shape
+        # (mutant unfenced-final-write: this write alone is retried without the fence once refused)
+        moved = attempt.update_owned(conn, also="unfenced-final-write", state=state, reason=reason,
+                                     finished_at=NOW, updated_at=NOW, **_item_counts())
     # only a write that landed is news (mutant event-for-refused-write: announced whatever the fence said)
     if not mutant("event-before-commit") and (moved or mutant("event-for-refused-write")):
         events.publish(event)
