@@ -34,7 +34,13 @@ from typing import Any
 
 from refapp import budgets, jobrun, jobstore, logs, settings, sqs_queues
 from refapp.attempt import Attempt, AttemptAbandoned
-from refapp.failpoints import CONSUMER_BEFORE_DELETE, CONSUMER_HEARTBEAT, CONSUMER_RECEIVED, failpoint
+from refapp.failpoints import (
+    CONSUMER_BEFORE_DELETE,
+    CONSUMER_HEARTBEAT,
+    CONSUMER_QUEUES_GONE,
+    CONSUMER_RECEIVED,
+    failpoint,
+)
 from refapp.mutants import mutant
 
 log = logging.getLogger("refapp.consumer")
@@ -50,6 +56,7 @@ class Consumer:
         # bounded: abandoned threads can take at most one extra thread per slot
         self.executor = ThreadPoolExecutor(config.consumer_concurrency * 2, thread_name_prefix="attempt")
         self.url = ""
+        self.queues_gone = False  # a receive found no queue: make them again before the next one
         self.tasks: set[asyncio.Task[None]] = set()
         # job id -> the receipt of the message its attempt runs under, in this process
         self.running: dict[str, _Receipt] = {}
@@ -84,13 +91,19 @@ class Consumer:
 
     async def _receive(self) -> list[dict[str, Any]]:
         try:
+            if self.queues_gone:
+                # made again here, inside the same guard: the queues can go again while they are
+                # being made (a reset halfway), and an error here must not end the consumer
+                await asyncio.to_thread(failpoint, CONSUMER_QUEUES_GONE)
+                self.url = await asyncio.to_thread(sqs_queues.ensure_queues)
+                self.queues_gone = False
             answer = await asyncio.to_thread(
                 sqs_queues.client().receive_message, QueueUrl=self.url, MaxNumberOfMessages=1,
                 WaitTimeSeconds=RECEIVE_WAIT, VisibilityTimeout=sqs_queues.visibility_seconds(),
                 AttributeNames=["All"])
         except Exception as exc:  # noqa: BLE001 - queue gone (reset) or SQS down: retry soon
             if sqs_queues.is_missing_queue(exc):
-                self.url = await asyncio.to_thread(sqs_queues.ensure_queues)
+                self.queues_gone = True  # the next pass makes them again, with the redrive rule
             else:
                 log.warning("receive failed: %s", exc)
                 await asyncio.sleep(RECEIVE_WAIT)

@@ -34,6 +34,7 @@ SWEEP_ROW = "sweep.row"                           # per invoice, inside its tran
 CONSUMER_RECEIVED = "consumer.received"           # a message was received, before anything
 CONSUMER_HEARTBEAT = "consumer.heartbeat"         # each heartbeat tick of an attempt
 CONSUMER_BEFORE_DELETE = "consumer.before_delete"  # the job is finished, the message not deleted
+CONSUMER_QUEUES_GONE = "consumer.queues_gone"     # a receive found no queue; before making them again
 
 # -- abandoned-job sweeper -----------------------------------------------------------
 SWEEPER_TICK = "sweeper.tick"                     # start of each sweeper pass

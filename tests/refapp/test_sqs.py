@@ -1,9 +1,11 @@
 """The SQS path: heartbeat-extended visibility, retries by redelivery, and a queue limit one above the code's."""
 from __future__ import annotations
 
+import httpx
+
 from harness import wait_until
 from refapp import settings, sqs_queues, submit
-from refapp.failpoints import CONSUMER_HEARTBEAT
+from refapp.failpoints import CONSUMER_HEARTBEAT, CONSUMER_QUEUES_GONE
 from tests.refapp.conftest import Stack
 
 
@@ -66,3 +68,23 @@ def test_a_job_that_always_fails_is_failed_by_the_code_not_lost_to_the_dead_lett
     assert job["state"] == "failed"
     assert job["reason"].startswith(f"error: gave up after {attempts} attempts (last: error: provider returned 500")
     assert [c["attempt"] for c in stack.ledger(job_id=job_id)] == list(range(1, attempts + 1))
+
+
+def test_a_consumer_whose_queues_went_away_while_it_made_them_again_keeps_going(stack: Stack) -> None:
+    """The queues are deleted under the consumer (a reset); making them again fails once (they went again
+    halfway, which leaves a redrive rule naming a queue that is gone): the consumer lives, tries again
+    on its next pass, and the queue it makes has the redrive rule the code needs."""
+    gone = {"Error": {"Code": "AWS.SimpleQueueService.NonExistentQueue", "Message": "Could not find DLQ"}}
+    failed = stack.failpoints.arm(CONSUMER_QUEUES_GONE, "raise", once=True,
+                                  exception="botocore.exceptions.ClientError", args=[gone, "SetQueueAttributes"])
+    httpx.post(f"{stack.env['REFAPP_SQS_ENDPOINT']}/moto-api/reset", timeout=5).raise_for_status()
+    failed.wait(timeout=10)  # the consumer's next receive found no queue and its first remake failed
+
+    consumer = stack.procs["consumer"]
+    response = stack.submit(project="p-sqs", file="after-reset.pdf", route="sqs", documents=["one"])
+    job = stack.wait_terminal(response.json()["job_id"])
+
+    assert (job["state"], job["attempt"]) == ("done", 1)
+    assert consumer.proc.poll() is None, consumer.log_text()
+    assert "consumer stopped" not in consumer.log_text()
+    assert sqs_queues.redrive_limit(sqs_queues.ensure_queues()) == settings.get().max_attempts + 2
