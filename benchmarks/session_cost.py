@@ -13,6 +13,11 @@ group, and what the last full matrix's sessions cost at that price
 /proc/stat counts everything.
 
     .venv/bin/python benchmarks/session_cost.py [--runs 5] [--scenario scenarios/test_happy_path.py] [--zygote both]
+        [--out benchmarks/results/session_cost.json]
+
+Every session must pass to be measured, so ``--scenario scenarios --runs 5
+--zygote on`` also says whether the whole suite passes five runs in a row
+(it stops at the first that does not).
 
 ``--against DIR`` compares this checkout with another one (``git worktree
 add DIR REV``) instead: the same scenarios, app processes forked from the
@@ -118,6 +123,7 @@ def main() -> None:
     parser.add_argument("--zygote", choices=("on", "off", "both"), default="both",
                         help="app processes forked from the zygote, fresh interpreters, or both alternating")
     parser.add_argument("--against", type=Path, help="another checkout to compare this one with, side by side")
+    parser.add_argument("--out", type=Path, default=RESULTS, help=f"where the figures go (default {RESULTS.name})")
     args = parser.parse_args()
     if args.against:
         return compare(args.scenario, args.runs, args.against.resolve())
@@ -126,7 +132,7 @@ def main() -> None:
     for _ in range(args.runs):
         for mode in modes:  # alternating: both see the same machine
             runs[mode].append(one_session(args.scenario, zygote=mode))
-    figures = {"scenario": args.scenario, "cores": os.cpu_count()}
+    figures = {"scenario": args.scenario, "cores": os.cpu_count(), "revision": _revision(ROOT)}
     for mode in modes:
         key = "zygote" if mode else "fresh_interpreters"
         figures[key] = summary(runs[mode])
@@ -136,14 +142,14 @@ def main() -> None:
         figures["machine_ratio_zygote_to_fresh"] = round(ratio, 2)
         print(f"zygote / fresh interpreters, machine CPU per session: {ratio:.2f}")
     machine = figures["zygote" if True in modes else "fresh_interpreters"]["machine_cpu_s_median"]
-    sessions = matrix_sessions()
+    sessions = matrix_sessions() if args.scenario.endswith(".py") else None  # one file: a session's fixed cost
     if sessions:
         floor = sessions * machine
         figures["matrix"] = {"sessions": sessions, "cpu_s_at_this_cost": round(floor, 1),
                              "minutes_of_all_cores": round(floor / os.cpu_count() / 60, 1)}
         print(f"the last full matrix ran {sessions} sessions: {floor:.0f} CPU-s at this cost, "
               f"{floor / os.cpu_count() / 60:.1f} min of all {os.cpu_count()} cores before any scenario's own work")
-    RESULTS.write_text(json.dumps(figures, indent=1) + "\n")
+    args.out.write_text(json.dumps(figures, indent=1) + "\n")
 
 
 def compare(scenario: str, runs: int, other: Path) -> None:
