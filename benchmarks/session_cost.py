@@ -142,7 +142,8 @@ def main() -> None:
         figures["machine_ratio_zygote_to_fresh"] = round(ratio, 2)
         print(f"zygote / fresh interpreters, machine CPU per session: {ratio:.2f}")
     machine = figures["zygote" if True in modes else "fresh_interpreters"]["machine_cpu_s_median"]
-    sessions = matrix_sessions() if args.scenario.endswith(".py") else None  # one file: a session's fixed cost
+    # a folder of scenarios costs more than a session's fixed cost: no matrix floor from it
+    sessions = None if (ROOT / args.scenario).is_dir() else matrix_sessions()
     if sessions:
         floor = sessions * machine
         figures["matrix"] = {"sessions": sessions, "cpu_s_at_this_cost": round(floor, 1),
