@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 
 from refapp import budgets
 from refapp.db import NOW, engine, jobs
+from refapp.failpoints import HEARTBEAT_WRITTEN, failpoint
 from refapp.mutants import mutant
 
 log = logging.getLogger(__name__)
@@ -68,8 +69,18 @@ class Attempt:
         return moved
 
     def writes_as(self, conn: Connection) -> None:
-        """Say, for this transaction only, which attempt makes its writes (read by audit triggers)."""
-        conn.execute(sa.select(sa.func.set_config("jobquake.attempt", str(self.token), True)))
+        """Open this attempt's part of a transaction that locks or writes the job's row.
+
+        For this transaction only: say which attempt makes its writes (read
+        by audit triggers), and let the database end the transaction once it
+        sits idle for ``db_idle_in_transaction``. Postgres cannot tell a
+        frozen client (a long GC pause, a stopped VM) from a slow one, and a
+        frozen attempt's row lock would hold up the sweeper (it skips locked
+        rows) and the next claim (it waits) until the process woke.
+        """
+        idle_ms = str(max(1, round(budgets.scaled("db_idle_in_transaction") * 1000)))
+        conn.execute(sa.select(sa.func.set_config("jobquake.attempt", str(self.token), True),
+                               sa.func.set_config("idle_in_transaction_session_timeout", idle_ms, True)))
 
     def ensure_alive(self) -> None:
         """Raise AttemptAbandoned once somebody told this attempt to stop."""
@@ -100,7 +111,9 @@ class Attempt:
     def beat(self) -> bool:
         """Record that this attempt is alive; False (and the cancel flag set) once it is fenced out."""
         with engine().begin() as conn:
+            self.writes_as(conn)
             moved = self.update_owned(conn, heartbeat_at=NOW)
+            failpoint(HEARTBEAT_WRITTEN, **self.context())  # the job's row is locked until COMMIT
         if not moved:
             self.cancel.set()
             return False

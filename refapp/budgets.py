@@ -47,6 +47,10 @@ BUDGETS: dict[str, Budget] = {
                              "gets it; the sweep's 300 s are for rows, not for waiting on one"),
     "db_pool_wait": Budget(
         30, floor=1.0, reason="a request or task waiting longer for a connection should fail loudly"),
+    "db_idle_in_transaction": Budget(
+        30, floor=1.0, reason="an attempt's transaction waits on nothing but the database while it holds its "
+                              "job's row; one idle this long is a frozen process's, whose lock would hold up "
+                              "the sweeper and the next claim until it woke: the database ends it"),
     "reference_recheck": Budget(
         60, floor=0.05, reason="the category table changes only by migration; a minute of staleness is fine"),
     # -- liveness -------------------------------------------------------------------

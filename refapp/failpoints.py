@@ -26,6 +26,7 @@ TASK_BEFORE_PAID_CALL = "task.before_paid_call"   # before "already done?" and t
 TASK_AFTER_PAID_CALL = "task.after_paid_call"     # paid call answered, result not saved yet
 TASK_BEFORE_FINAL_WRITE = "task.before_final_write"  # just before the terminal state is written
 TASK_AFTER_STATUS_EVENT = "task.after_status_event"  # just after the status event is published
+HEARTBEAT_WRITTEN = "attempt.heartbeat_written"  # a heartbeat is written, its transaction still open
 
 # -- overdue-invoice sweep -----------------------------------------------------------
 SWEEP_ROW = "sweep.row"                           # per invoice, inside its transaction

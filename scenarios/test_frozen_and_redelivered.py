@@ -1,15 +1,21 @@
-"""A worker freezes mid-call, and a message arrives twice while its job runs: one attempt at a time.
+"""A worker freezes holding its job's row, and a message arrives twice while its job runs.
 
 Two ways a second attempt can meet a first one that is still alive, on the
 Celery path with the sweeper on:
 
 * **a frozen worker** (``pause_service``: SIGSTOP, as a long GC pause or a
-  frozen VM would): its job stops heartbeating, so the sweeper declares
-  attempt 1 dead and sends the job again; attempt 2 runs on the other
-  worker and finishes. When the frozen worker wakes up, attempt 1 must
-  change nothing. Bug ``sweeper-judges-by-start-time``: the sweeper calls a
-  job abandoned when it *started* long ago, so it also takes attempt 2 away
-  while attempt 2 is working, then attempt 3, and the job ends with a person.
+  frozen VM would), frozen at the worst moment: its heartbeat has written
+  the job's row and not committed yet, so the row stays locked. Postgres
+  cannot tell a frozen client from a slow one; until the database ends
+  that transaction (refapp bounds how long an attempt's transaction may
+  sit idle, ``db_idle_in_transaction``) the sweeper skips the locked row
+  and a claim waits for it. Then the job stops heartbeating, the sweeper
+  declares attempt 1 dead and sends the job again; attempt 2 runs on the
+  other worker and finishes. When the frozen worker wakes up, attempt 1
+  must change nothing. Bug ``sweeper-judges-by-start-time``: the sweeper
+  calls a job abandoned when it *started* long ago, so it also takes
+  attempt 2 away while attempt 2 is working, then attempt 3, and the job
+  ends with a person.
 * **a duplicate message**: the relay's write marking a job's message sent
   fails after the send, and its next pass sends it again while the job is
   running. Right: the second delivery finds the job in the hands of
@@ -37,7 +43,7 @@ import pytest
 
 from harness import wait_until
 from harness.faults._proc import process_tree
-from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK
+from refapp.failpoints import HEARTBEAT_WRITTEN, RELAY_BETWEEN_SEND_AND_MARK
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
 
@@ -45,13 +51,12 @@ MARGIN = 10.0  # seconds a wait may take on a busy machine
 DOCUMENTS = [f"page {i} of the annual report" for i in range(5)]
 
 
-def worker_holding_a_call_of(jq, job_id: str) -> str:
-    """The name of the worker whose process tree made the job's call now in flight at the provider."""
-    call = jq.paidapi.wait_for_call(job_id, state="in_flight", timeout=MARGIN)
+def worker_of(jq, pid: int, what: str) -> str:
+    """The name of the worker whose process tree holds ``pid`` (which did ``what``)."""
     for worker in jq.workers.workers:
-        if call["caller_pid"] in process_tree(worker.pid):
+        if pid in process_tree(worker.pid):
             return worker.name
-    raise AssertionError(f"no worker's process tree holds pid {call['caller_pid']} (call {call['call_id']})")
+    raise AssertionError(f"no worker's process tree holds pid {pid} ({what})")
 
 
 # The overlap of sweeper-judges-by-start-time shows only when attempt 3 starts while attempt 2's call
@@ -60,20 +65,27 @@ def worker_holding_a_call_of(jq, job_id: str) -> str:
 @pytest.mark.catches("sweeper-judges-by-start-time", invariant="no_live_attempt_taken")
 @pytest.mark.jobquake(checks=["no_overlapping_attempts", "no_live_attempt_taken"])
 def test_a_frozen_workers_job_is_finished_by_another_and_the_frozen_one_changes_nothing(jq, refapp):
-    """The worker running a five-document job freezes mid-call; the sweeper rescues the job.
+    """The worker running a five-document job freezes with the job's row locked; the sweeper rescues the job.
 
-    Slow model calls (0.6 of the deadline each) make the job outlast the
+    The freeze comes at attempt 1's first heartbeat, held at the failpoint
+    between its write and its commit (its first paid call is then in
+    flight, or done and waiting for the row to save its answer). Slow model
+    calls (0.6 of the deadline each) make the job outlast the
     stale-heartbeat bound, frozen or not: only a sweeper that reads the
     heartbeat leaves the running attempts alone.
     """
     sqs.slow_model_calls(jq, 0.6)  # the only job of this scenario
     job_id = job_id_for("p-frozen", "report.pdf")
+    beat = jq.faults.failpoint(HEARTBEAT_WRITTEN, "hang", once=True, match={"job_id": job_id, "attempt": 1})
     assert refapp.submit(DOCUMENTS, project="p-frozen", file="report.pdf") == job_id
 
-    frozen = jq.faults.pause_service(worker_holding_a_call_of(jq, job_id))
-    # its heartbeat goes stale, the sweeper sends the job again, the other worker finishes it; or, when
-    # the frozen worker's pending BRPOP swallowed that message, the broker restores the job's first one
-    resent = sqs.budget(jq, "heartbeat_stale") + sqs.budget(jq, "sweeper_interval")
+    held = beat.wait(timeout=MARGIN)[0]  # the heartbeat's transaction is open: the job's row is locked
+    frozen = jq.faults.pause_service(worker_of(jq, held["pid"], "attempt 1's heartbeat"))
+    beat.heal()  # the frozen worker sees it when it wakes
+    # the database ends the frozen transaction, the heartbeat is stale, the sweeper sends the job again,
+    # the other worker finishes it; or, when the frozen worker's pending BRPOP swallowed that message,
+    # the broker restores the job's first one
+    resent = sum(sqs.budget(jq, name) for name in ("db_idle_in_transaction", "heartbeat_stale", "sweeper_interval"))
     restored = sqs.budget(jq, "broker_visibility") + sqs.budget(jq, "broker_restore_interval")
     bound = max(resent, restored) + len(DOCUMENTS) * sqs.model_deadline(jq) + MARGIN
     job = refapp.wait_for(job_id, timeout=bound)

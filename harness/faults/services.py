@@ -108,6 +108,11 @@ class PauseService(Fault):
     and whether it was still frozen. ``defence_off=True`` says the pause
     switches a defence off (a sweeper), whose effect is an absence.
 
+    A frozen process keeps its connections, and its open transactions keep
+    their row locks: the database cannot tell it from a slow one. To freeze
+    it inside a transaction, hold it there with a failpoint ``hang``, pause
+    it, then heal the failpoint (the process sees that when it wakes).
+
     A frozen consumer can take a message with it: a Celery worker on Redis
     that froze with a BRPOP pending gets the next message into its socket,
     out of the queue and out of the unacked set, until it is resumed. A

@@ -6,7 +6,7 @@ import pytest
 import sqlalchemy as sa
 
 from harness._wait import wait_until
-from refapp import db, jobstore, submit, sweeper
+from refapp import budgets, db, jobstore, submit, sweeper
 from refapp.attempt import DONE, AttemptAbandoned
 from tests.refapp.conftest import Stack, quiet_job
 
@@ -53,6 +53,46 @@ def test_a_dead_attempts_late_writes_are_refused(stack: Stack) -> None:
     assert (stack.job(job_id)["state"], stack.job(job_id)["attempt"]) == ("running", 2)
     jobstore.finish(current, DONE, None)
     assert stack.job(job_id)["state"] == "done"
+
+
+def _row_is_free(job_id: str) -> bool:
+    """True when nobody holds a lock on the job's row (asked without waiting for one)."""
+    with db.engine().begin() as conn:
+        conn.execute(sa.text("SET LOCAL lock_timeout = '1ms'"))
+        try:
+            conn.execute(sa.select(db.jobs.c.id).where(db.jobs.c.id == job_id).with_for_update())
+        except sa.exc.OperationalError:  # lock_timeout: the row is held
+            return False
+        return True
+
+
+def test_an_attempts_transaction_left_idle_holding_its_row_is_ended_by_the_database(stack: Stack) -> None:
+    """A worker frozen between its heartbeat's write and commit: Postgres ends the transaction, the lock goes."""
+    job_id = quiet_job("frozen-lock.pdf", ["a"])
+    attempt, _ = jobstore.claim(job_id, "celery")
+    bound = budgets.scaled("db_idle_in_transaction")
+    frozen = db.engine().connect()
+    try:
+        frozen.begin()
+        attempt.writes_as(frozen)
+        assert attempt.update_owned(frozen, heartbeat_at=db.NOW) == 1  # written, not committed: the row is locked
+        assert not _row_is_free(job_id)
+        wait_until(lambda: _row_is_free(job_id), timeout=bound + 5.0, what="the frozen transaction's lock to go")
+        with pytest.raises(sa.exc.DBAPIError, match="idle-in-transaction"):
+            frozen.commit()  # the process wakes to a transaction the database ended
+    finally:
+        frozen.invalidate()
+        frozen.close()
+
+    with db.engine().begin() as conn:  # the bound is the attempt's transaction's own: the session keeps no limit
+        attempt.writes_as(conn)
+        assert _idle_limit_ms(conn) == round(bound * 1000)
+    with db.engine().connect() as conn:
+        assert _idle_limit_ms(conn) == 0
+
+
+def _idle_limit_ms(conn: sa.Connection) -> int:
+    return int(conn.scalar(sa.text("SELECT setting FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'")))
 
 
 def test_the_sweeper_resends_a_job_whose_attempt_stopped_heartbeating(stack: Stack) -> None:
