@@ -106,6 +106,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("start_timeout", _positive_float, 30.0, "seconds a service may take to become ready"),
     Option("settle_timeout", _positive_float, 30.0, "seconds to wait for the system to go quiet after a scenario"),
     Option("schema", str, "", "'module:function' called with a database URL to create the app's schema"),
+    Option("schema_command", str, "", "command creating the app's schema by its own migrations, run in the template database with [tool.jobquake.env] ('python manage.py migrate --noinput')"),
     Option("budgets", str, "", "'module:function' returning the app's declared task budgets"),
     Option("job_table", str, "jobs", "table holding one row per job"),
     Option("job_id_column", str, "id", "job id column"),
@@ -285,6 +286,7 @@ class Config:
     start_timeout: float
     settle_timeout: float
     schema: str
+    schema_command: str
     budgets: str
     job_table: str
     job_id_column: str

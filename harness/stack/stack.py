@@ -18,6 +18,7 @@ from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
 from harness.stack.process import ProcessService, start_all, stop_all
 from harness.stack.readiness import ReadyCheck
+from harness.stack.schema_command import schema_by_command
 from harness.stack.sqs import QueueSpec
 from harness.stack.worker import WorkerPool
 
@@ -46,7 +47,8 @@ class Stack:
         if bad:
             raise ConfigError(f"proxied: cannot proxy {sorted(bad)}; choose from {PROXYABLE}", key="proxied")
         self.backend = backend = backend_for(config)
-        schema = self._template_builder(config)
+        schema = schema_by_command(config, lambda: self.values) if config.schema_command else \
+            self._template_builder(config)
         common = lambda name: {"port": free_port(), "workdir": self.workdir / name}  # noqa: E731
         self.redis = backend.redis("redis", **common("redis"))
         self.postgres = backend.postgres("postgres", schema=schema,
