@@ -91,7 +91,9 @@ def test_every_framework_failpoint_is_fired_and_documented():
 
     package = Path(BOOT_DIR).parent
     code = "".join(p.read_text() for p in package.glob("_*.py"))
-    readme = (package.parent.parent / "README.md").read_text()
+    root = package.parent.parent
+    # the README's table; a framework's own failpoints are in its page under docs/
+    docs = "".join(p.read_text() for p in [root / "README.md", *sorted((root / "docs").rglob("*.md"))])
     for name in FAILPOINTS:
         assert f'fire("{name}"' in code, name
-        assert f"| `{name}` |" in readme, name
+        assert f"| `{name}` |" in docs, name
