@@ -8,7 +8,7 @@ import pytest
 
 from harness.stack import reaper
 
-collect_ignore = ["ownapp"]
+collect_ignore = ["ownapp", "reviewdesk"]
 
 
 @pytest.fixture(scope="session", autouse=True)
