@@ -53,3 +53,12 @@ class Findings:
     processes: dict[str, str | None] = field(default_factory=dict)  # module -> its "ready" log text
     functions: list[Function] = field(default_factory=list)
     model_clients: set[str] = field(default_factory=set)  # the providers' client packages the app imports
+    # what a framework's reader (Django) knows beyond the Python sources' shapes
+    framework: str | None = None  # "django": named on init's summary line
+    final_states_why: str = ""  # where final_states came from, when not a constant of literal states
+    schema_command: str | None = None  # the app's own migrations, run in the template database
+    env_values: dict[str, tuple[str, str]] = field(default_factory=dict)  # var -> (value, why): over the roles
+    commands: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # process -> (command, ready, why)
+    submit: Function | None = None  # the function that takes a new job, where a reader knows it
+    scenario_values: dict[str, str] = field(default_factory=dict)  # template placeholders a reader fills
+    scenario_files: dict[str, str] = field(default_factory=dict)  # more scenario templates: file name -> text

@@ -1,0 +1,146 @@
+"""Reader: a Django project (``manage.py``), read from its source like every other reader.
+
+What it adds to the findings: the settings module ``manage.py`` names
+(``DJANGO_SETTINGS_MODULE``, so the submit process can set Django up); the
+environment variables the settings read through django-environ,
+python-decouple or dj-database-url, with the database URL's given as a
+libpq URL (``{database_dsn}``, what dj-database-url parses); the schema by
+``manage.py migrate``; the job table among the models (``django_models``,
+``django_jobs``); the function that saves a job and queues it (directly or
+in ``transaction.on_commit``); the web process and celery beat
+(``django_processes``); and for the scenarios the Django failpoint at the
+commit, a row the table accepts, and a scenario of its own (the commit race).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from harness.scaffold import django_jobs, django_models, django_processes, django_templates
+from harness.scaffold.findings import Findings, Function, Table
+from harness.scaffold.project import SKIP_DIRS, Project
+
+DB_URL_READERS = {"config", "parse"}  # dj_database_url.config(env="X") / parse(os.environ["X"])
+ENV_CALLS = {"env", "config", "str", "int", "float", "bool", "list", "db", "db_url", "url", "json", "cache_url"}
+ENQUEUE = ("delay", "apply_async", "send_task", "on_commit")
+
+
+def read(project: Project, found: Findings) -> None:
+    manage = _manage_py(project.root)
+    if manage is None:
+        return
+    found.framework = "django"
+    rel = manage.relative_to(project.root)
+    prefix = "".join(f"{part}." for part in rel.parts[:-1])  # a manage.py in backend/: its modules' prefix
+    found.processes.pop(prefix + "manage", None)  # Django's command line, not a process of the app
+    if found.celery_app is not None:  # imported from manage.py's folder: named from there
+        found.celery_app = (found.celery_app[0].removeprefix(prefix), found.celery_app[1])
+    settings = _settings_module(manage)
+    found.schema_command = f"python {rel} migrate --noinput"
+    _environment(project, found, settings, prefix)
+    _job_table(project, found, prefix)
+    found.commands.update(django_processes.processes(
+        project.root, str(rel), found.celery_app[0] if found.celery_app else None,
+        _has_setting(project, settings, prefix, "CELERY_BEAT_SCHEDULE")))
+    found.scenario_values.update({"POOL_AT": "django.on_commit", "POOL_KIND": "Django connection"})
+    found.scenario_files["test_commit_race.py"] = django_templates.COMMIT_RACE
+
+
+def _manage_py(root: Path) -> Path | None:
+    candidates = [p for p in sorted(root.rglob("manage.py"), key=lambda p: len(p.parts))
+                  if not any(part in SKIP_DIRS or part.startswith(".") for part in p.relative_to(root).parts[:-1])]
+    return candidates[0] if candidates else None
+
+
+def _settings_module(manage: Path) -> str | None:
+    """The module ``manage.py`` sets as ``DJANGO_SETTINGS_MODULE``."""
+    for node in ast.walk(ast.parse(manage.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and len(node.args) == 2 and isinstance(node.args[0], ast.Constant) \
+                and node.args[0].value == "DJANGO_SETTINGS_MODULE" and isinstance(node.args[1], ast.Constant):
+            return str(node.args[1].value)
+    return None
+
+
+def _settings_trees(project: Project, settings: str | None, prefix: str) -> list[tuple[str, ast.Module]]:
+    """The settings module and its siblings (a settings package: base, local, production...)."""
+    if not settings:
+        return []
+    package = prefix + settings.rsplit(".", 1)[0]
+    return [(m, t) for m, t in project.modules if m == prefix + settings or m.startswith(package + ".")
+            or m == package]
+
+
+def _environment(project: Project, found: Findings, settings: str | None, prefix: str) -> None:
+    if settings:
+        found.env_values["DJANGO_SETTINGS_MODULE"] = (
+            settings, "the settings manage.py uses: the submit process sets Django up with them")
+    if prefix:
+        found.env_values["PYTHONPATH"] = ("{root}/" + prefix.rstrip(".").replace(".", "/"),
+                                          "manage.py's folder: where the project's modules are imported from")
+    for _, tree in _settings_trees(project, settings, prefix):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                _env_call(node, found)
+
+
+def _env_call(node: ast.Call, found: Findings) -> None:
+    """django-environ's ``env("X")`` / ``env.db("X")``, decouple's ``config("X")``, dj-database-url's readers."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    owner = getattr(func.value, "id", "") if isinstance(func, ast.Attribute) else ""
+    if owner == "dj_database_url" and name in DB_URL_READERS:
+        var = next((k.value.value for k in node.keywords if k.arg == "env" and isinstance(k.value, ast.Constant)),
+                   "DATABASE_URL" if name == "config" else None)
+        if var is None and node.args and isinstance(node.args[0], ast.Subscript):
+            var = getattr(node.args[0].slice, "value", None)
+        if isinstance(var, str):
+            found.env_values[var] = ("{database_dsn}", "DATABASES from it by dj-database-url: the per-test "
+                                                       "database jobquake starts, as a libpq URL")
+        return
+    if name in ENV_CALLS and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        var = node.args[0].value
+        if name in ("db", "db_url"):
+            found.env_values[var] = ("{database_dsn}", "DATABASES from it by django-environ: the per-test "
+                                                       "database jobquake starts")
+        elif var.isupper() and "_" in var:
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            found.env_vars.setdefault(var, default.value if isinstance(default, ast.Constant) else None)
+
+
+def _has_setting(project: Project, settings: str | None, prefix: str, name: str) -> bool:
+    return any(isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == name
+               for _, tree in _settings_trees(project, settings, prefix) for n in tree.body)
+
+
+def _job_table(project: Project, found: Findings, prefix: str) -> None:
+    models, enums = django_models.read_models(project, prefix)
+    task_text = " ".join(ast.dump(t) for m, t in project.modules if "task" in m)
+    picked = django_jobs.job_model(models, task_text)
+    if picked is None:
+        return
+    model, state = picked
+    found.tables.insert(0, Table(model.module, model.name, model.table,
+                                 [(f.column, f.primary) for f in model.fields] + _implicit_id(model)))
+    states, why = django_jobs.final_states(state, project.modules, enums)
+    if states:
+        found.final_states, found.final_states_why = states, why
+    found.submit = _submit(found, model, prefix)
+    found.scenario_values["STALE_JOB"] = django_jobs.required_row(model, {})
+
+
+def _implicit_id(model: django_models.Model) -> list[tuple[str, bool]]:
+    return [] if any(f.primary for f in model.fields) else [("id", True)]
+
+
+def _submit(found: Findings, model: django_models.Model, prefix: str) -> Function | None:
+    """A function that creates a job row and queues it, not a view (it would need a request)."""
+    for fn in found.functions:
+        if fn.name.startswith("_") or any(p[0] == "request" for p in fn.params) or "views" in fn.module:
+            continue
+        calls = [n for n in ast.walk(fn.body) if isinstance(n, ast.Call)]
+        creates = any(model.name in ast.unparse(c.func) and (ast.unparse(c.func) == model.name or
+                      ast.unparse(c.func).endswith(("objects.create", "objects.get_or_create"))) for c in calls)
+        queues = any(isinstance(c.func, ast.Attribute) and c.func.attr in ENQUEUE for c in calls)
+        if creates and queues:
+            return Function(fn.module.removeprefix(prefix), fn.name, fn.params, fn.body)
+    return None
