@@ -19,6 +19,8 @@ SUBMITTED_WITHIN = 60.0  # seconds a submission may take on a busy machine (a pr
 MARGIN = 10.0
 
 
+# added by hand after `jobquake init`: the bug of this app it catches
+@pytest.mark.catches("enqueue-in-transaction", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below
 def test_a_job_is_not_run_before_its_row_is_committed(jq, app):
     if SWEEPER:

@@ -16,6 +16,8 @@ SWEEPER = "beat"
 SLACK = 5.0  # seconds after the hard limit: the task may start late on a busy machine
 
 
+# added by hand after `jobquake init`: the bug of this app it catches
+@pytest.mark.catches("swallow-soft-limit", invariant="every_job_terminal")
 # every paid call is held before it is sent: the provider never sees one
 @pytest.mark.jobquake(settle=False, expect_paid_calls=0)  # settled below, while every paid call is still held
 def test_a_job_past_its_soft_limit_ends_before_the_hard_limit(jq, app):

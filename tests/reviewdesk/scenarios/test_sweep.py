@@ -25,11 +25,14 @@ STALE_JOB: dict = {  # every column the table requires: Django keeps defaults in
     "created_at": LONG_AGO,
     "updated_at": LONG_AGO,
 }
-POISON: dict = {}
+# added by hand after `jobquake init` (its TODO): a tier the sweep has no priority for; it raises on that row
+POISON: dict = {"tier": "fax"}
 GOOD_ROWS = 3
 MARGIN = 10.0  # seconds: the sweep runs every few seconds at most, and the jobs it sends again are quick
 
 
+# added by hand after `jobquake init`: the bug of this app it catches
+@pytest.mark.catches("sweep-one-transaction", invariant="every_job_terminal")
 # it submits nothing (the rows are written as the sweep finds them): no submission to follow
 @pytest.mark.jobquake(settle=False, skip_checks=["no_lost_submission"])  # settled below, before the poison row is healed away
 def test_a_poison_row_does_not_stop_the_sweep(jq, app):
