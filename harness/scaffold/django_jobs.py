@@ -18,9 +18,11 @@ STATE_WORDS = ("status", "state")
 LIFE_WORDS = ("attempt", "tries", "retries", "heartbeat", "reason", "error")
 FINAL_NAMES = ("TERMINAL", "FINAL", "DONE_STATES", "END_STATES", "FINISHED")
 NOT_FINAL = {"new", "queued", "pending", "created", "submitted", "received", "scheduled", "started", "waiting",
-             "accepted", "uploaded", "claimed", "assigned", "requested", "active", "open", "retry", "enqueued"}
+             "accepted", "uploaded", "claimed", "assigned", "requested", "active", "open", "retry", "enqueued",
+             "ready", "draft", "todo", "paused"}
 FINAL = {"done", "failed", "error", "errored", "completed", "complete", "succeeded", "success", "finished",
-         "cancelled", "canceled", "rejected", "expired", "aborted", "dead", "skipped", "timeout", "timed_out"}
+         "cancelled", "canceled", "rejected", "expired", "aborted", "dead", "skipped", "timeout", "timed_out",
+         "sent", "delivered", "paid", "closed", "resolved", "archived"}
 
 
 def job_model(models: list[Model], task_text: str) -> tuple[Model, Field] | None:

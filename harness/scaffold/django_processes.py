@@ -84,7 +84,7 @@ def _compose_commands(path: Path) -> list[tuple[str, str]]:
 
 def web(command: str) -> str:
     """The web server's command, on loopback at ``{port}``."""
-    args = [a for a in shlex.split(command) if not a.startswith("$") and a != "--reload"]  # a reloader forks
+    args = [a for a in _program(command) if not a.startswith("$") and a != "--reload"]  # a reloader forks
     if "runserver" in args:
         at = args.index("runserver")
         rest = [a for a in args[at + 1:] if not re.fullmatch(r"[\d.:\[\]a-z]*:?\d+", a) and a != "--noreload"]
@@ -98,9 +98,17 @@ def web(command: str) -> str:
 
 def beat(command: str) -> str:
     """celery beat's command, its schedule in memory and its INFO lines logged."""
-    args = _drop_options(shlex.split(command), {"-S", "--scheduler", "-s", "--schedule", "--pidfile",
+    args = _drop_options(_program(command), {"-S", "--scheduler", "-s", "--schedule", "--pidfile",
                                                "-l", "--loglevel"})
     return _join(args + ["--loglevel", "INFO", "--scheduler", BEAT_SCHEDULER])
+
+
+def _program(command: str) -> list[str]:
+    """The command's words from its program on: a Procfile's ``VAR=value`` prefixes are the shell's."""
+    args = shlex.split(command)
+    while args and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", args[0]):
+        args.pop(0)
+    return args
 
 
 def _join(args: list[str]) -> str:

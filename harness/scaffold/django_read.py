@@ -16,13 +16,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from harness.scaffold import django_jobs, django_models, django_processes, django_templates
+from harness.scaffold import django_jobs, django_models, django_processes, django_settings, django_templates
 from harness.scaffold.findings import Findings, Function, Table
 from harness.scaffold.project import SKIP_DIRS, Project
 
-DB_URL_READERS = {"config", "parse"}  # dj_database_url.config(env="X") / parse(os.environ["X"])
-ENV_CALLS = {"env", "config", "str", "int", "float", "bool", "list", "db", "db_url", "url", "json", "cache_url"}
-ENQUEUE = ("delay", "apply_async", "send_task", "on_commit")
+ENQUEUE = ("delay", "apply_async", "send_task", "on_commit", "delay_on_commit", "apply_async_on_commit")
 
 
 def read(project: Project, found: Findings) -> None:
@@ -37,11 +35,17 @@ def read(project: Project, found: Findings) -> None:
         found.celery_app = (found.celery_app[0].removeprefix(prefix), found.celery_app[1])
     settings = _settings_module(manage)
     found.schema_command = f"python {rel} migrate --noinput"
-    _environment(project, found, settings, prefix)
+    if settings:
+        found.env_values["DJANGO_SETTINGS_MODULE"] = (
+            settings, "the settings manage.py uses: the submit process sets Django up with them")
+    if prefix:
+        found.env_values["PYTHONPATH"] = ("{root}/" + prefix.rstrip(".").replace(".", "/"),
+                                          "manage.py's folder: where the project's modules are imported from")
+    django_settings.read_environment(project, found, settings, prefix)
     _job_table(project, found, prefix)
     found.commands.update(django_processes.processes(
         project.root, str(rel), found.celery_app[0] if found.celery_app else None,
-        _has_setting(project, settings, prefix, "CELERY_BEAT_SCHEDULE")))
+        django_settings.has_setting(project, settings, prefix, "CELERY_BEAT_SCHEDULE")))
     found.scenario_values.update({"POOL_AT": "django.on_commit", "POOL_KIND": "Django connection"})
     found.scenario_files["test_commit_race.py"] = django_templates.COMMIT_RACE
 
@@ -59,57 +63,6 @@ def _settings_module(manage: Path) -> str | None:
                 and node.args[0].value == "DJANGO_SETTINGS_MODULE" and isinstance(node.args[1], ast.Constant):
             return str(node.args[1].value)
     return None
-
-
-def _settings_trees(project: Project, settings: str | None, prefix: str) -> list[tuple[str, ast.Module]]:
-    """The settings module and its siblings (a settings package: base, local, production...)."""
-    if not settings:
-        return []
-    package = prefix + settings.rsplit(".", 1)[0]
-    return [(m, t) for m, t in project.modules if m == prefix + settings or m.startswith(package + ".")
-            or m == package]
-
-
-def _environment(project: Project, found: Findings, settings: str | None, prefix: str) -> None:
-    if settings:
-        found.env_values["DJANGO_SETTINGS_MODULE"] = (
-            settings, "the settings manage.py uses: the submit process sets Django up with them")
-    if prefix:
-        found.env_values["PYTHONPATH"] = ("{root}/" + prefix.rstrip(".").replace(".", "/"),
-                                          "manage.py's folder: where the project's modules are imported from")
-    for _, tree in _settings_trees(project, settings, prefix):
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                _env_call(node, found)
-
-
-def _env_call(node: ast.Call, found: Findings) -> None:
-    """django-environ's ``env("X")`` / ``env.db("X")``, decouple's ``config("X")``, dj-database-url's readers."""
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    owner = getattr(func.value, "id", "") if isinstance(func, ast.Attribute) else ""
-    if owner == "dj_database_url" and name in DB_URL_READERS:
-        var = next((k.value.value for k in node.keywords if k.arg == "env" and isinstance(k.value, ast.Constant)),
-                   "DATABASE_URL" if name == "config" else None)
-        if var is None and node.args and isinstance(node.args[0], ast.Subscript):
-            var = getattr(node.args[0].slice, "value", None)
-        if isinstance(var, str):
-            found.env_values[var] = ("{database_dsn}", "DATABASES from it by dj-database-url: the per-test "
-                                                       "database jobquake starts, as a libpq URL")
-        return
-    if name in ENV_CALLS and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-        var = node.args[0].value
-        if name in ("db", "db_url"):
-            found.env_values[var] = ("{database_dsn}", "DATABASES from it by django-environ: the per-test "
-                                                       "database jobquake starts")
-        elif var.isupper() and "_" in var:
-            default = next((k.value for k in node.keywords if k.arg == "default"), None)
-            found.env_vars.setdefault(var, default.value if isinstance(default, ast.Constant) else None)
-
-
-def _has_setting(project: Project, settings: str | None, prefix: str, name: str) -> bool:
-    return any(isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == name
-               for _, tree in _settings_trees(project, settings, prefix) for n in tree.body)
 
 
 def _job_table(project: Project, found: Findings, prefix: str) -> None:

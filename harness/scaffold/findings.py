@@ -62,3 +62,4 @@ class Findings:
     submit: Function | None = None  # the function that takes a new job, where a reader knows it
     scenario_values: dict[str, str] = field(default_factory=dict)  # template placeholders a reader fills
     scenario_files: dict[str, str] = field(default_factory=dict)  # more scenario templates: file name -> text
+    env_todos: list[str] = field(default_factory=list)  # what the app's environment cannot reach (a TODO each)

@@ -76,6 +76,9 @@ def _config_lines(found: Findings, job: Table | None, env: list[roles.EnvValue],
                 f"processes are forked", f"app_preload = {json.dumps(sorted(found.model_clients))}"]
     out += _task_lines(found)
     out += ["", "# your app's own variable names, filled from the stack jobquake starts", "[tool.jobquake.env]"]
+    for note in found.env_todos:
+        out.append(f"# {TODO}: {note}")
+        todos.append(f"[tool.jobquake.env] {note}")
     for e in env:
         out += [f"# {e.why}", f"{e.name} = {json.dumps(e.value)}"]
     left = sorted(set(found.env_vars) - {e.name for e in env})

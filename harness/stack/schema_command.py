@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 from typing import Any, Callable, Mapping
+from urllib.parse import unquote, urlsplit
 
 from harness.config import Config
 from harness.errors import ConfigError
@@ -28,14 +29,23 @@ def schema_by_command(config: Config, values: Callable[[], Mapping[str, Any]]) -
     """The template builder running ``config.schema_command``; ``values()`` gives the stack's values."""
 
     def build(url: str) -> None:
-        dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
-        here = {**values(), "database_url": url, "database_dsn": dsn}
+        here = {**values(), **database_values(url)}
         command = render_command(config.schema_command, here)
         env = {**os.environ, **template_env(config, here)}
         _run(config, command, env)
-        prepare_template(config, dsn)  # a wrong job_* key fails here, naming the columns that exist
+        prepare_template(config, here["database_dsn"])  # a wrong job_* key fails here, naming the columns that exist
 
     return build
+
+
+def database_values(url: str) -> dict[str, Any]:
+    """The template values naming one database: its URL for SQLAlchemy and for libpq, and its parts
+    (``{database_host}``... for settings that take them one by one, as Django's ``DATABASES`` may)."""
+    dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
+    parts = urlsplit(dsn)
+    return {"database_url": url, "database_dsn": dsn, "database_host": parts.hostname or "",
+            "database_port": parts.port or "", "database_name": parts.path.lstrip("/"),
+            "database_user": unquote(parts.username or ""), "database_password": unquote(parts.password or "")}
 
 
 def template_env(config: Config, values: Mapping[str, Any]) -> dict[str, str]:

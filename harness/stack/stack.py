@@ -18,7 +18,7 @@ from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
 from harness.stack.process import ProcessService, start_all, stop_all
 from harness.stack.readiness import ReadyCheck
-from harness.stack.schema_command import schema_by_command
+from harness.stack.schema_command import database_values, schema_by_command
 from harness.stack.sqs import QueueSpec
 from harness.stack.worker import WorkerPool
 
@@ -128,8 +128,7 @@ class Stack:
         pg_port = self._via_proxy("postgres", self.postgres)
         values = {
             "redis_url": self.redis.url_for(self._via_proxy("redis", self.redis)),
-            "database_url": self.postgres.url_for("app", port=pg_port),
-            "database_dsn": self.postgres.url_for("app", driver="postgresql", port=pg_port),
+            **database_values(self.postgres.url_for("app", port=pg_port)),
             "sqs_endpoint": f"http://{host}:{self._via_proxy('sqs', self.sqs)}",
             "paidapi_url": f"http://{host}:{self._via_proxy('paidapi', self.paidapi)}",
             "paidapi_direct_url": self.paidapi.url,

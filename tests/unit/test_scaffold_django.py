@@ -121,3 +121,49 @@ def test_a_row_the_harness_inserts_names_every_column_the_table_requires():
     assert '"title": "title 1",' in row and '"state": "new",' in row and '"created": LONG_AGO,' in row
     assert "note" not in row and '"id"' not in row
     assert '"owner_id": None,  # TODO(jobquake init)' in row
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in {"manage.py": 'import os\nos.environ.setdefault("DJANGO_SETTINGS_MODULE", "conf.settings.local")\n'
+                                   'if __name__ == "__main__":\n    pass\n', **files}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+def test_split_settings_are_read_through_their_imports(tmp_path):
+    root = _project(tmp_path, {
+        "conf/settings/local.py": "from .base import *\n",
+        "conf/settings/base.py": "import environ\nenv = environ.Env()\nDATABASES = {'default': env.db('APP_DB_URL')}\n"
+                                 "from conf.celery_settings import *\n",
+        "conf/celery_settings.py": "from conf.env import env\nCELERY_BROKER_URL = env('APP_BROKER_URL', default='x')\n",
+    })
+    found = scan(root)
+    assert found.env_values["APP_DB_URL"][0] == "{database_dsn}"
+    assert "APP_BROKER_URL" in found.env_vars and not found.env_todos
+
+
+def test_a_database_or_broker_written_out_in_the_settings_is_a_todo_naming_it(tmp_path):
+    root = _project(tmp_path, {"conf/settings/local.py": (
+        "DATABASES = {'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': 'db.sqlite3'}}\n"
+        "CELERY_BROKER_URL = 'redis://localhost:6379/0'\n")})
+    scaffold = render(scan(root))
+    assert any("DATABASES in conf.settings.local reads no environment variable" in t for t in scaffold.todos)
+    assert any("CELERY_BROKER_URL in conf.settings.local is written out" in t for t in scaffold.todos)
+    assert "# TODO(jobquake init): CELERY_BROKER_URL" in scaffold.config
+
+
+def test_databases_by_parts_get_the_parts_of_the_harness_database(tmp_path):
+    root = _project(tmp_path, {"conf/settings/local.py": (
+        "import os\nDATABASES = {'default': {'ENGINE': 'django.db.backends.postgresql',\n"
+        "    'NAME': os.environ.get('PG_NAME'), 'USER': os.environ['PG_USER'], 'HOST': os.getenv('PG_HOST'),\n"
+        "    'PORT': os.environ.get('PG_PORT', '5432'), 'PASSWORD': os.environ.get('PG_PASSWORD')}}\n")})
+    values = {k: v for k, (v, _) in scan(root).env_values.items()}
+    assert values["PG_NAME"] == "{database_name}" and values["PG_HOST"] == "{database_host}"
+    assert values["PG_PORT"] == "{database_port}" and values["PG_USER"] == "{database_user}"
+    assert values["PG_PASSWORD"] == "{database_password}"
+
+
+def test_a_procfiles_environment_prefix_is_left_to_the_shell():
+    assert beat("REMAP_SIGTERM=SIGQUIT celery -A app.tasks beat -l info") == \
+        "celery -A app.tasks beat --loglevel INFO --scheduler celery.beat:Scheduler"
