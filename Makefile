@@ -47,8 +47,8 @@ api-docs: reference-docs
 # the docs site (mkdocs-material), warnings as errors, into site/; docs-serve serves it on 127.0.0.1:8000
 docs:
 	@EXTRAS=$(EXTRAS),docs bash scripts/setup.sh
-	$(VENV)/bin/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 docs-serve:
 	@EXTRAS=$(EXTRAS),docs bash scripts/setup.sh
-	$(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
