@@ -119,7 +119,7 @@ def _config_settings() -> list[str]:
 def _entry(name: str, obj: Any) -> list[str]:
     if inspect.isclass(obj):
         lines = _class(name, obj)
-        if obj.__module__ == "harness.config" and name == "Config":
+        if obj.__module__.startswith("harness.config") and name == "Config":
             lines += _config_settings()
         return lines
     if callable(obj):
