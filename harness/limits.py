@@ -30,7 +30,6 @@ from typing import Any, Mapping
 
 import psycopg
 
-from harness.checks.end_to_end import LIMITS
 from harness.config import load_callable
 from harness.errors import ConfigError
 from harness.evidence.clock import wall_to_monotonic
@@ -79,7 +78,7 @@ def record_limits(run: Any) -> None:
     spec = run.config.limits
     if spec:
         declared = declared_limits(spec, run.config.time_scale, app_env(run.stack), getattr(run.config, "root", None))
-        run.history.record(v.BUDGET, "ok", LIMITS, data=declared)
+        run.history.record(v.BUDGET, "ok", v.LIMITS, data=declared)
 
 
 def record_results(run: Any, dsn: str) -> int:

@@ -23,8 +23,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.checks.needs import (EXPECT, HEARTBEAT_SOURCE, LEDGER_SOURCE, READ, SNAPSHOT_SOURCE, STATE_LOG_SOURCE,
-                                  WORKER_LOG_SOURCE)
 from harness.config import Config
 from harness.errors import SettleTimeout
 from harness.evidence import JobTable, Snapshot, attempt_deaths, hard_limit_kills, tasks_received
@@ -135,7 +133,7 @@ class Run:
         timeout = self.config.settle_timeout if timeout is None else timeout
         outcome = self.settler.wait(timeout)
         self.settle_outcome = outcome
-        self.history.record("harness", "ok" if outcome.settled else "info", "settle",
+        self.history.record(v.HARNESS, "ok" if outcome.settled else "info", v.SETTLE,
                             data={"settled": outcome.settled, "waited": round(outcome.waited, 3),
                                   "timeout": timeout, "pending": [p.to_dict() for p in outcome.pending]})
         if not outcome.settled:
@@ -147,7 +145,7 @@ class Run:
         """For the session: merge every source of evidence into the history; take the final DB snapshot."""
         ledger = self.paidapi.ledger()
         self.history.extend(events_from_ledger(ledger))
-        self._read(LEDGER_SOURCE, len(ledger))  # checkers tell "read, empty" from "never read"
+        self._read(v.LEDGER_SOURCE, len(ledger))  # checkers tell "read, empty" from "never read"
         self.history.extend(events_from_triggers(self.failpoints.triggers()))
         instrument = getattr(self.stack, "instrument", None)
         if instrument is not None:
@@ -156,11 +154,11 @@ class Run:
             self.history.extend(events_from_records(instrument.records()))
         self._catch_up()  # the logs' tail: what was read during the run is in the history already
         changes = self._job_logs.changes
-        self._read(STATE_LOG_SOURCE, len(changes))  # the rows read in all, during the run and now
+        self._read(v.STATE_LOG_SOURCE, len(changes))  # the rows read in all, during the run and now
         self.history.extend(events_from_attempt_deaths(attempt_deaths(changes, self.jobs.terminal_states)))
         beats = self._job_logs.beats
         if beats is not None:  # config names a heartbeat column: the app's liveness evidence
-            self._read(HEARTBEAT_SOURCE, len(beats))
+            self._read(v.HEARTBEAT_SOURCE, len(beats))
         self._collect_hard_limit_kills()
         for at, step in WALL_CLOCK.steps_since(self._opened):  # shown on the timeline: it explains odd wall times
             self.history.record(v.HARNESS, "ok", v.WALL_CLOCK_STEPPED, t=at, data={"step_s": step})
@@ -169,7 +167,7 @@ class Run:
         record_limits(self)  # the app's declared limits and saved results: generic invariants' evidence
         record_results(self, self.database_dsn)
         snapshot = self.jobs.snapshot(self.database_dsn)
-        self._read(SNAPSHOT_SOURCE, len(snapshot.jobs))
+        self._read(v.SNAPSHOT_SOURCE, len(snapshot.jobs))
         snapshot.save(self.artifacts / "snapshot.json")
         return self.history.events(), snapshot
 
@@ -194,15 +192,15 @@ class Run:
             kills += hard_limit_kills(worker.name, text)
             received += tasks_received(text)
         self.history.extend(events_from_hard_limit_kills(kills, wall_to_monotonic()))
-        self.history.record(v.HARNESS, "ok", READ,
-                            data={"source": WORKER_LOG_SOURCE, "records": len(kills), "tasks_received": received})
+        self.history.record(v.HARNESS, "ok", v.READ,
+                            data={"source": v.WORKER_LOG_SOURCE, "records": len(kills), "tasks_received": received})
 
     def _read(self, source: str, records: int) -> None:
-        self.history.record(v.HARNESS, "ok", READ, data={"source": source, "records": records})
+        self.history.record(v.HARNESS, "ok", v.READ, data={"source": source, "records": records})
 
     def expect(self, **counts: int) -> None:
         """Record what the scenario declared it makes (``paid_calls=0``, ``jobs=0``) for the checkers."""
-        self.history.record(v.HARNESS, "ok", EXPECT, data=counts)
+        self.history.record(v.HARNESS, "ok", v.EXPECT, data=counts)
 
     def _save_logs(self) -> Path:
         """For the session: write each service's log lines from this test into ``<artifacts>/logs``."""

@@ -52,7 +52,7 @@ def _class(name: str, cls: type) -> list[str]:
         first, _, rest = text.doc(fn).partition("\n")
         lines += [f"- {kind}`{member_name}{text.signature(fn)}`: {first}"]
         lines += [f"    {line}" if line else "" for line in rest.strip("\n").splitlines()]
-    if name == "Config" and cls.__module__ == "harness.config":
+    if name == "Config" and cls.__module__.startswith("harness.config"):
         lines += ["", "Its settings, one per key: [configuration reference](config.md)."]
     return lines + [""]
 
