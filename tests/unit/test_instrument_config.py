@@ -93,7 +93,7 @@ def test_every_framework_failpoint_is_fired_and_documented():
     code = "".join(p.read_text() for p in package.glob("_*.py"))
     # the generated reference lists them; the explanation's hand-written table says what each adds
     docs = package.parent.parent / "docs"
-    pages = [(docs / "reference" / "failpoints.md").read_text(), (docs / "explanation" / "instrumentation.md").read_text()]
+    pages = [(docs / page).read_text() for page in ("reference/failpoints.md", "explanation/instrumentation.md")]
     for name in FAILPOINTS:
         assert f'fire("{name}"' in code, name
         assert all(f"| `{name}` |" in page for page in pages), name
