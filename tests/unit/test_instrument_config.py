@@ -91,9 +91,9 @@ def test_every_framework_failpoint_is_fired_and_documented():
 
     package = Path(BOOT_DIR).parent
     code = "".join(p.read_text() for p in package.glob("_*.py"))
-    root = package.parent.parent
-    # the README's table; a framework's own failpoints are in its page under docs/
-    docs = "".join(p.read_text() for p in [root / "README.md", *sorted((root / "docs").rglob("*.md"))])
+    # the generated reference lists them; the explanation's hand-written table says what each adds
+    docs = package.parent.parent / "docs"
+    pages = [(docs / page).read_text() for page in ("reference/failpoints.md", "explanation/instrumentation.md")]
     for name in FAILPOINTS:
         assert f'fire("{name}"' in code, name
-        assert f"| `{name}` |" in docs, name
+        assert all(f"| `{name}` |" in page for page in pages), name
