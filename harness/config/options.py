@@ -48,8 +48,6 @@ OPTIONS: tuple[Option, ...] = (
     Option("start_timeout", vd.positive_float, 30.0, "seconds a service may take to become ready"),
     Option("settle_timeout", vd.positive_float, 30.0, "seconds to wait for the system to go quiet after a scenario"),
     Option("schema", str, "", "'module:function' called with a database URL to create the app's schema"),
-    Option("schema_command", str, "", "command creating the app's schema by its own migrations, run in the template "
-           "database with [tool.jobquake.env] ('python manage.py migrate --noinput')"),
     Option("budgets", str, "", "'module:function' returning the app's declared task budgets"),
     Option("job_table", str, "jobs", "table holding one row per job"),
     Option("job_id_column", str, "id", "job id column"),

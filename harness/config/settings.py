@@ -26,7 +26,6 @@ class Config:
     start_timeout: float
     settle_timeout: float
     schema: str
-    schema_command: str
     budgets: str
     job_table: str
     job_id_column: str

@@ -54,8 +54,9 @@ def _config_lines(found: Findings, job: Table | None, env: list[roles.EnvValue],
            "# `jobquake config` prints every effective setting and where it came from.",
            "[tool.jobquake]"]
     if found.schema_command:
-        out += ["# found: the project's own migrations; run once per session on the template database",
-                f"schema_command = {json.dumps(found.schema_command)}"]
+        out += ["# found: the project's own migrations; run once per session on the template database, with",
+                "# [tool.jobquake.env] naming that database",
+                f"schema = {json.dumps(found.schema_command)}"]
     elif found.schema_function:
         out += [f"# found: {found.schema_function} calls metadata.create_all(); run once on the template database",
                 f"schema = {json.dumps(found.schema_function)}"]

@@ -19,7 +19,7 @@ from harness.stack.backends import backend_for
 from harness.stack.process import ProcessService, start_all, stop_all
 from harness.stack.schema import schema_builder
 from harness.stack.readiness import ReadyCheck
-from harness.stack.schema_command import database_values, schema_by_command
+from harness.stack.database_values import database_values
 from harness.stack.sqs import QueueSpec
 from harness.stack.worker import WorkerPool
 
@@ -91,8 +91,7 @@ class Stack:
 
     def _env_for_database(self, url: str) -> dict[str, str]:
         """The app's environment (no instrumentation) with its database URLs pointing at ``url``."""
-        values = {**self.values, "database_url": url,
-                  "database_dsn": url.replace("postgresql+psycopg://", "postgresql://", 1)}
+        values = {**self.values, **database_values(url)}
         return {**os.environ, **self._env(values)}
 
     @property

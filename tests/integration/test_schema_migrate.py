@@ -1,7 +1,8 @@
-"""Schema by the app's own migrations: ``manage.py migrate`` once, in the template database, then checked."""
+"""Schema by the app's own migrations: ``manage.py migrate`` in the template database, with the app's settings."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,9 @@ from harness._ports import free_port, release_port
 from harness.config import resolve
 from harness.errors import ConfigError
 from harness.stack.postgres import PostgresService
-from harness.stack.schema_command import schema_by_command
+from harness.evidence import prepare_template
+from harness.stack.database_values import database_values
+from harness.stack.schema import schema_builder
 
 pytestmark = pytest.mark.integration
 
@@ -32,6 +35,16 @@ def _config(**overrides):
     return dataclasses.replace(resolve(pyproject=REVIEWDESK / "pyproject.toml", environ={}), **overrides)
 
 
+def _migrate(config, url: str) -> None:
+    """What the stack does once per session: the schema as config says, then the job table checked."""
+    def env_for(at: str) -> dict[str, str]:
+        values = {**VALUES, **database_values(at)}
+        return {**os.environ, **{var: str(t).format_map(values) for var, t in config.env.items()}}
+
+    schema_builder(config.schema, config.root, env_for)(url)
+    prepare_template(config, database_values(url)["database_dsn"])
+
+
 def _fresh_template(postgres, name: str) -> str:
     with postgres.connect() as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
@@ -41,7 +54,7 @@ def _fresh_template(postgres, name: str) -> str:
 
 def test_migrate_builds_the_django_tables_in_the_template_and_the_state_log_on_the_job_table(postgres):
     url = _fresh_template(postgres, "t_migrated")
-    schema_by_command(_config(), lambda: VALUES)(url)
+    _migrate(_config(), url)
     with postgres.connect("t_migrated") as conn:
         tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
         triggers = {r[0] for r in conn.execute(
@@ -52,13 +65,13 @@ def test_migrate_builds_the_django_tables_in_the_template_and_the_state_log_on_t
 
 def test_a_failing_migration_command_names_itself_and_shows_its_output(postgres):
     url = _fresh_template(postgres, "t_failing")
-    config = _config(schema_command="python manage.py migrate --noinput --database nowhere")
-    with pytest.raises(ConfigError, match=r"(?s)schema_command = .*failed with exit 2 .*nowhere") as caught:
-        schema_by_command(config, lambda: VALUES)(url)
-    assert caught.value.key == "schema_command"
+    config = _config(schema="python manage.py migrate --noinput --database nowhere")
+    with pytest.raises(ConfigError, match=r"(?s)schema = .*failed \(exit 2\) .*nowhere") as caught:
+        _migrate(config, url)
+    assert caught.value.key == "schema"
 
 
 def test_a_job_table_the_migrations_do_not_make_is_named_with_the_tables_they_do(postgres):
     url = _fresh_template(postgres, "t_wrong_table")
     with pytest.raises(ConfigError, match=r"job_table = 'invoices_invoice'.*contracts_contractreview"):
-        schema_by_command(_config(job_table="invoices_invoice"), lambda: VALUES)(url)
+        _migrate(_config(job_table="invoices_invoice"), url)
