@@ -23,6 +23,9 @@ of the pool is taken and held, and the app's next take waits the pool's
 ``timeout`` and fails as under real load; without a pool, every connection
 the process opens is refused with the server's own "too many clients"
 error until the harness lets go.
+
+Every connection also names the task run that writes through it
+(``_django_runs``), for ``writes_by_current_attempt``.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ import threading
 from typing import Any, Callable
 
 from harness.failpoints import _registry
+from harness.instrument import _django_runs
 from harness.instrument._fire import fire
 
 PREFIX = "django_db"
@@ -94,6 +98,8 @@ def install(base_module: Any) -> None:
     _wrap(cls, "run_and_clear_commit_hooks", _after_commit)
     _wrap(cls, "on_commit", _on_commit_at_once)
     _wrap(cls, "connect", _before_connect)
+    _wrap(cls, "rollback", _django_runs.forget)
+    _wrap(cls, "savepoint_rollback", _django_runs.forget)
 
 
 def _wrap(cls: Any, name: str, before: Callable[..., None]) -> None:
@@ -125,6 +131,7 @@ def _on_commit_at_once(wrapper: Any, func: Any, *args: Any, **kwargs: Any) -> No
 
 def _before_connect(wrapper: Any) -> None:
     _lend(wrapper.alias)
+    _django_runs.watch(wrapper)  # which task run writes through it (jobquake.run)
     fire("django.connection", alias=wrapper.alias, pooled=_pool_of(wrapper) is not None)
     if wrapper.alias in _refused:
         # raised inside Django's error wrapper, so the app gets django.db.OperationalError, as from the server

@@ -61,6 +61,18 @@ for step in steps:
             seen["notes"].append(("query", query()))
         except OperationalError as exc:
             seen["errors"].append(str(exc).splitlines()[0])
+    elif step.startswith("as-run:"):  # what a Celery task run of job 1 would be (the instrumentation's context)
+        from harness.instrument import _context
+
+        _, run, attempt, write = step.split(":")
+        _context.enter(_context.JobContext("1", int(attempt), "child.task", run))
+        with connection.cursor() as cursor:  # autocommit, as a plain Model.objects.filter().update()
+            if write == "claim":
+                cursor.execute("UPDATE child_jobs SET attempt = attempt + 1, state = 'running' WHERE id = 1")
+            else:
+                with transaction.atomic():
+                    cursor.execute("UPDATE child_jobs SET state = %s WHERE id = 1", [write])
+        _context.leave()
     elif step == "query-again":  # once the harness let go of what it held
         seen["notes"].append(("query", wait_until(lambda: _try(query), timeout=20, what="a connection again") - 1))
 print(json.dumps(seen))

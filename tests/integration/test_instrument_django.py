@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from harness._ports import free_port, release_port
@@ -76,3 +77,20 @@ def test_exhaust_pool_at_on_commit_leaves_the_next_query_without_a_connection_un
     assert ("couldn't get a connection" in error) if pool else ("too many clients" in error), error
     assert len(dry.triggers()) == 1
     assert {t["context"]["pooled"] for t in opened.triggers()} == {pool}
+
+
+def test_a_task_runs_writes_are_logged_as_the_attempt_its_claim_set(postgres, controls):
+    """Run a claims attempt 1, run b takes the job over (attempt 2), then run a writes late: logged as 1."""
+    from harness.evidence import StateLogConfig, install_sql, read_state_log
+
+    log = StateLogConfig(table="child_jobs", state_column="state", attempt_column="attempt")
+    with psycopg.connect(postgres.dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS child_jobs; CREATE TABLE child_jobs "
+                     "(id int PRIMARY KEY, state text NOT NULL, attempt int NOT NULL DEFAULT 0)")
+        conn.execute(install_sql(log))
+        conn.execute("INSERT INTO child_jobs (id, state) VALUES (1, 'queued')")
+    run_child(postgres, controls, "as-run:a:1:claim", "as-run:b:2:claim", "as-run:a:1:done", "as-run:b:2:failed")
+    with psycopg.connect(postgres.dsn, autocommit=True) as conn:
+        changes = read_state_log(conn, 0, log)
+    assert [(c.state, c.attempt, c.writer_attempt) for c in changes] == [
+        ("queued", 0, None), ("running", 1, 1), ("running", 2, 2), ("done", 2, 1), ("failed", 2, 2)]
