@@ -11,11 +11,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from harness._ports import free_port, release_port
 from harness.failpoints.control import FailpointControl
 from harness.instrument import LOADED_MARKER
 from harness.instrument.control import InstrumentControl
-from harness.stack.postgres import PostgresService
+from tests.common.postgres import postgres_service
 
 pytestmark = pytest.mark.integration
 
@@ -24,12 +23,8 @@ CHILD = Path(__file__).with_name("django_child.py")
 
 @pytest.fixture(scope="module")
 def postgres(tmp_path_factory):
-    service = PostgresService("postgres", port=free_port(), workdir=tmp_path_factory.mktemp("pg"))
-    service.start()
-    yield service
-    service.stop()
-    service.remove_data()
-    release_port(service.port)
+    with postgres_service(tmp_path_factory.mktemp("pg")) as service:
+        yield service
 
 
 @pytest.fixture

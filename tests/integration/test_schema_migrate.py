@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from harness._ports import free_port, release_port
 from harness.config import resolve
 from harness.errors import ConfigError
-from harness.stack.postgres import PostgresService
 from harness.evidence import prepare_template
 from harness.stack.database_values import database_values
 from harness.stack.schema import schema_builder
+from tests.common.postgres import postgres_service
 
 pytestmark = pytest.mark.integration
 
@@ -23,12 +22,8 @@ VALUES = {"redis_url": "redis://127.0.0.1:1/0", "paidapi_url": "http://127.0.0.1
 
 @pytest.fixture(scope="module")
 def postgres(tmp_path_factory):
-    service = PostgresService("postgres", port=free_port(), workdir=tmp_path_factory.mktemp("pg"))
-    service.start()
-    yield service
-    service.stop()
-    service.remove_data()
-    release_port(service.port)
+    with postgres_service(tmp_path_factory.mktemp("pg")) as service:
+        yield service
 
 
 def _config(**overrides):
