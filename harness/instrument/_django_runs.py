@@ -12,7 +12,7 @@ The setting is session-wide, so it also covers Django's autocommit
 statements; it is set before a statement only when the connection's value
 differs (once per task run and connection). A rollback may undo it, so
 Django's rollbacks forget what was set. Outside a task nothing is set, and
-a connection that was tagged is set back to ''.
+a connection that was tagged, or comes from a pool, is set back to ''.
 """
 from __future__ import annotations
 
@@ -35,9 +35,10 @@ def name_the_run(execute: Any, sql: Any, params: Any, many: bool, context: dict[
     """A Django execute wrapper: the connection's ``jobquake.run`` is this run's before the statement."""
     wrapper = context["connection"]
     raw, wanted = wrapper.connection, run_tag()
-    raw_set, value = getattr(wrapper, TAGGED, None) or (None, "")
+    raw_set, value = getattr(wrapper, TAGGED, None) or (None, None)
     if raw_set is not raw:
-        value = ""  # a new connection: nothing set on it yet
+        # a fresh server connection has nothing set; one from a pool may carry what another thread set
+        value = None if getattr(raw, "_pool", None) is not None else ""
     if value != wanted and _usable(raw):
         context["cursor"].cursor.execute(SET, (wanted,))
         value = wanted
