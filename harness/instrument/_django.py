@@ -25,7 +25,9 @@ the process opens is refused with the server's own "too many clients"
 error until the harness lets go.
 
 Every connection also names the task run that writes through it
-(``_django_runs``), for ``writes_by_current_attempt``.
+(``_django_runs``), for ``writes_by_current_attempt``. Persistent
+connections (``CONN_MAX_AGE``) are health-checked before reuse: the
+harness replaces the database between tests.
 """
 from __future__ import annotations
 
@@ -130,6 +132,10 @@ def _on_commit_at_once(wrapper: Any, func: Any, *args: Any, **kwargs: Any) -> No
 
 
 def _before_connect(wrapper: Any) -> None:
+    if wrapper.settings_dict.get("CONN_MAX_AGE"):
+        # the harness replaces the database between tests: a connection kept across requests is checked
+        # before its next use (Django's CONN_HEALTH_CHECKS), as it would be after a server restart
+        wrapper.settings_dict["CONN_HEALTH_CHECKS"] = True
     _lend(wrapper.alias)
     _django_runs.watch(wrapper)  # which task run writes through it (jobquake.run)
     fire("django.connection", alias=wrapper.alias, pooled=_pool_of(wrapper) is not None)

@@ -20,6 +20,8 @@ database = {"ENGINE": "django.db.backends.postgresql", "NAME": dsn.rsplit("/", 1
             "PASSWORD": dsn.split(":")[2].split("@")[0], "HOST": "127.0.0.1", "PORT": dsn.rsplit(":", 1)[1].split("/")[0]}
 if pool:
     database["OPTIONS"] = {"pool": {"min_size": 1, "max_size": 2, "timeout": 0.5}}
+elif sys.argv[2] == "persistent":
+    database["CONN_MAX_AGE"] = 60
 settings.configure(DATABASES={"default": database}, USE_TZ=True)
 django.setup()
 seen: dict = {"notes": [], "errors": []}
@@ -32,6 +34,12 @@ def visible_rows() -> int:
 
 
 register_callback("note", lambda context, where: seen["notes"].append((where, visible_rows())))
+
+
+def query_one(text: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(text)
+        return cursor.fetchone()[0]
 
 
 def query() -> int:
@@ -73,6 +81,11 @@ for step in steps:
                 with transaction.atomic():
                     cursor.execute("UPDATE child_jobs SET state = %s WHERE id = 1", [write])
         _context.leave()
+    elif step == "server-restarted":  # the harness replaced the database: this session is cut
+        pid = query_one("SELECT pg_backend_pid()")
+        with psycopg.connect(dsn, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        connection.close_if_unusable_or_obsolete()  # what Django does at a request's start and end
     elif step == "query-again":  # once the harness let go of what it held
         seen["notes"].append(("query", wait_until(lambda: _try(query), timeout=20, what="a connection again") - 1))
 print(json.dumps(seen))

@@ -32,13 +32,13 @@ def controls(tmp_path):
     return FailpointControl.create(tmp_path / "fp"), InstrumentControl.create(tmp_path / "instrument")
 
 
-def run_child(postgres, controls, *steps: str, pool: bool = False) -> tuple[dict, str]:
+def run_child(postgres, controls, *steps: str, pool: bool = False, mode: str = "plain") -> tuple[dict, str]:
     failpoints, instrument = controls
     env = {k: v for k, v in os.environ.items() if not k.startswith("JOBQUAKE_")}
     env.update(failpoints.env())
     env.update(instrument.env(paidapi_url="http://127.0.0.1:1/v1", job_id_from="args[0]",
                               pythonpath=str(CHILD.parent.parents[1])))
-    done = subprocess.run([sys.executable, str(CHILD), postgres.dsn, "pool" if pool else "plain", *steps],
+    done = subprocess.run([sys.executable, str(CHILD), postgres.dsn, "pool" if pool else mode, *steps],
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1]), done.stderr
@@ -89,3 +89,9 @@ def test_a_task_runs_writes_are_logged_as_the_attempt_its_claim_set(postgres, co
         changes = read_state_log(conn, 0, log)
     assert [(c.state, c.attempt, c.writer_attempt) for c in changes] == [
         ("queued", 0, None), ("running", 1, 1), ("running", 2, 2), ("done", 2, 1), ("failed", 2, 2)]
+
+
+def test_a_persistent_connection_cut_between_tests_is_checked_and_opened_again(postgres, controls):
+    run_child(postgres, controls, "create")
+    seen, _ = run_child(postgres, controls, "query", "server-restarted", "query", mode="persistent")
+    assert seen["errors"] == [] and [n[0] for n in seen["notes"]] == ["query", "query"]
