@@ -10,11 +10,9 @@ global invariants judge: every job terminal, no accepted submission lost.
 """
 import pytest
 
-from harness import WaitTimeout
-
 # found: the process that sends stale jobs again: stopped, so it cannot send a lost job again and hide it
 SWEEPER = "beat"
-RUN_WITHIN = 3.0  # seconds a worker takes, at most, to run a task published while the commit is held
+RUN_WITHIN = 30.0  # seconds a worker may take, on a busy machine, to run a task published before the commit
 SUBMITTED_WITHIN = 60.0  # seconds a submission may take on a busy machine (a process of its own)
 MARGIN = 10.0
 
@@ -26,13 +24,13 @@ def test_a_job_is_not_run_before_its_row_is_committed(jq, app):
     if SWEEPER:
         jq.faults.stop_service(SWEEPER)
     commit = jq.faults.failpoint("django.before_commit", "hang", match=app.submitter_match(), once=True)
-    ran = jq.failpoints.arm("celery.task_postrun", "return")  # watches task runs; changes nothing
+    # these two watch (their action changes nothing): a publish by the submitting process, a task run
+    published = jq.failpoints.arm("celery.before_publish", "return", match=app.submitter_match())
+    ran = jq.failpoints.arm("celery.task_postrun", "return")
     submitted = app.submit_job_later(1)
     commit.wait(timeout=SUBMITTED_WITHIN)  # the job's transaction is held just before its commit
-    try:
-        ran.wait(timeout=RUN_WITHIN)  # a task published inside the transaction runs now
-    except WaitTimeout:
-        pass  # none was: the job is queued when its row commits
+    if published.triggers():  # its task went out inside the transaction: let it run before the commit
+        ran.wait(timeout=RUN_WITHIN)
     commit.heal()
     submitted.result(timeout=SUBMITTED_WITHIN)
     jq.settle(timeout=MARGIN)  # then the invariants judge
