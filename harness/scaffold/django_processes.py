@@ -15,30 +15,36 @@ import re
 import shlex
 from pathlib import Path
 
+from harness.scaffold.findings import Process
+
 WEB_READY = "tcp"  # a port that accepts connections: no route of the app is assumed
 BEAT_READY = "log:beat: Starting"  # celery beat's INFO line once its scheduler runs
 BEAT_SCHEDULER = "celery.beat:Scheduler"
 SERVERS = ("gunicorn", "uvicorn", "daphne", "runserver", "hypercorn")
 
 
-def processes(root: Path, manage: str, celery_app: str | None, beat_schedule: bool) -> dict[str, tuple[str, str, str]]:
-    """name -> (command, ready, where it came from)."""
-    found: dict[str, tuple[str, str, str]] = {}
+def processes(root: Path, manage: str, celery_app: str | None, beat_schedule: bool) -> dict[str, Process]:
+    """Process name -> its command, readiness and where it came from."""
+    found: dict[str, Process] = {}
     folders = dict.fromkeys([root, (root / manage).parent])  # the project's, and manage.py's folder
     for source, lines in [d for folder in folders for d in _declared(folder)]:
         for name, command in lines:
             kind = _kind(command)
-            if kind == "web" and not any(_kind(c) == "web" for c, _, _ in found.values()):
-                found[_name(name, "web")] = (web(command), WEB_READY, f"{name}: {command} ({source})")
-            elif kind == "beat" and not any(_kind(c) == "beat" for c, _, _ in found.values()):
-                found[_name(name, "beat")] = (beat(command), BEAT_READY, f"{name}: {command} ({source})")
-    if not any(_kind(c) == "web" for c, _, _ in found.values()):
-        found["web"] = (f"python {manage} runserver 127.0.0.1:{{port}} --noreload", WEB_READY,
-                        f"{manage}: Django's own server (no Procfile names a web process)")
-    if beat_schedule and celery_app and not any(_kind(c) == "beat" for c, _, _ in found.values()):
-        found["beat"] = (beat(f"celery -A {celery_app} beat"), BEAT_READY,
-                         "CELERY_BEAT_SCHEDULE in the settings: celery beat sends the periodic tasks")
+            if kind == "web" and not _has(found, "web"):
+                found[_name(name, "web")] = Process(web(command), WEB_READY, f"{name}: {command} ({source})")
+            elif kind == "beat" and not _has(found, "beat"):
+                found[_name(name, "beat")] = Process(beat(command), BEAT_READY, f"{name}: {command} ({source})")
+    if not _has(found, "web"):
+        found["web"] = Process(f"python {manage} runserver 127.0.0.1:{{port}} --noreload", WEB_READY,
+                               f"{manage}: Django's own server (no Procfile names a web process)")
+    if beat_schedule and celery_app and not _has(found, "beat"):
+        found["beat"] = Process(beat(f"celery -A {celery_app} beat"), BEAT_READY,
+                                "CELERY_BEAT_SCHEDULE in the settings: celery beat sends the periodic tasks")
     return found
+
+
+def _has(found: dict[str, Process], kind: str) -> bool:
+    return any(_kind(p.command) == kind for p in found.values())
 
 
 def _name(declared: str, default: str) -> str:

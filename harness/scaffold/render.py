@@ -85,9 +85,9 @@ def _config_lines(found: Findings, job: Table | None, env: list[roles.EnvValue],
     left = sorted(set(found.env_vars) - {e.name for e in env})
     if left:
         out.append(f"# also read by the code, left to its defaults: {', '.join(left)}")
-    for name, (command, ready, why) in sorted(found.commands.items()):
-        out += ["", f"# found: {why}", f"[tool.jobquake.processes.{name}]", f"command = {json.dumps(command)}",
-                f"ready = {json.dumps(ready)}"]
+    for name, process in sorted(found.commands.items()):
+        out += ["", f"# found: {process.why}", f"[tool.jobquake.processes.{name}]",
+                f"command = {json.dumps(process.command)}", f"ready = {json.dumps(process.ready or 'tcp')}"]
     for module, ready in sorted(found.processes.items()):
         if found.celery_app and module == found.celery_app[0]:
             continue

@@ -48,7 +48,7 @@ def test_it_reads_the_settings_models_migrations_and_processes_of_a_django_proje
     assert found.env_values["DJANGO_SETTINGS_MODULE"][0] == "reviewdesk.settings"
     assert (found.submit.module, found.submit.name) == ("contracts.services", "submit_review")
     assert set(found.commands) == {"web", "beat"} and "manage" not in found.processes
-    assert found.commands["beat"][0] == "celery -A reviewdesk beat --loglevel INFO --scheduler celery.beat:Scheduler"
+    assert found.commands["beat"].command == "celery -A reviewdesk beat --loglevel INFO --scheduler celery.beat:Scheduler"
 
 
 def test_the_committed_scaffold_of_the_django_app_is_what_init_writes_plus_its_todos_and_marked_edits(tmp_path):
@@ -82,7 +82,7 @@ def test_a_manage_py_in_a_subfolder_puts_that_folder_on_the_path_and_names_modul
     assert found.env_values["PYTHONPATH"][0] == "{root}/backend"
     assert found.celery_app == ("reviewdesk.celery", "app")
     assert (found.submit.module, found.tables[0].name) == ("contracts.services", "contracts_contractreview")
-    assert found.commands["web"][0].startswith("gunicorn reviewdesk.wsgi")
+    assert found.commands["web"].command.startswith("gunicorn reviewdesk.wsgi")
 
 
 @pytest.mark.parametrize("declared, expected", [
