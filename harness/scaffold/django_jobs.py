@@ -106,8 +106,10 @@ def required_row(model: Model, picked: dict[str, str]) -> str:
     items.update(picked)
     # a value may end in a comment (its own comma before it)
     lines = [f"    {json.dumps(column)}: {value}" + ("" if "#" in value else ",") for column, value in items.items()]
-    why = "  # every column the table requires: Django keeps defaults in Python, the database has none"
-    return "{" + why + "\n" + "\n".join(lines) + "\n}" if lines else "{}"
+    why = ["    # every column the table requires: Django keeps defaults in Python, the database has none"]
+    if picked:
+        why.append(f"    # {', '.join(picked)}: as the sweep's query selects them")
+    return "{\n" + "\n".join(why + lines) + "\n}" if lines else "{}"
 
 
 def _sample(f: Field) -> str:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from harness.scaffold import django_jobs, django_models, django_processes, django_settings, django_templates
+from harness.scaffold import django_jobs, django_models, django_processes, django_settings, django_sweep, \
+    django_templates
 from harness.scaffold.findings import Findings, Function, Table
 from harness.scaffold.project import SKIP_DIRS, Project
 
@@ -42,7 +43,7 @@ def read(project: Project, found: Findings) -> None:
         found.env_values["PYTHONPATH"] = ("{root}/" + prefix.rstrip(".").replace(".", "/"),
                                           "manage.py's folder: where the project's modules are imported from")
     django_settings.read_environment(project, found, settings, prefix)
-    _job_table(project, found, prefix)
+    _job_table(project, found, prefix, settings)
     found.commands.update(django_processes.processes(
         project.root, str(rel), found.celery_app[0] if found.celery_app else None,
         django_settings.has_setting(project, settings, prefix, "CELERY_BEAT_SCHEDULE")))
@@ -65,7 +66,7 @@ def _settings_module(manage: Path) -> str | None:
     return None
 
 
-def _job_table(project: Project, found: Findings, prefix: str) -> None:
+def _job_table(project: Project, found: Findings, prefix: str, settings: str | None) -> None:
     models, enums = django_models.read_models(project, prefix)
     task_text = " ".join(ast.dump(t) for m, t in project.modules if "task" in m)
     picked = django_jobs.job_model(models, task_text)
@@ -78,7 +79,24 @@ def _job_table(project: Project, found: Findings, prefix: str) -> None:
     if states:
         found.final_states, found.final_states_why = states, why
     found.submit = _submit(found, model, prefix)
-    found.scenario_values["STALE_JOB"] = django_jobs.required_row(model, {})
+    picked = _swept_row(project, found, prefix, settings, model, state.name, enums)
+    found.scenario_values["STALE_JOB"] = django_jobs.required_row(model, picked)
+
+
+def _swept_row(project: Project, found: Findings, prefix: str, settings: str | None,
+               model: django_models.Model, state: str, enums: dict) -> dict[str, str]:
+    """What a row the beat schedule's sweep picks up looks like, from the sweep task's query."""
+    trees = django_settings.settings_trees(project, settings, prefix)
+    for name in django_sweep.schedule_tasks(trees):
+        for task in found.tasks:
+            if name not in (task.name, f"{task.module.removeprefix(prefix)}.{task.function}"):
+                continue
+            function = next((n for m, t in project.modules if m == task.module for n in t.body
+                             if isinstance(n, ast.FunctionDef) and n.name == task.function), None)
+            picked = django_sweep.picked_row(function, model, state, enums) if function else {}
+            if picked:
+                return picked
+    return {}
 
 
 def _implicit_id(model: django_models.Model) -> list[tuple[str, bool]]:

@@ -68,6 +68,9 @@ def test_the_committed_scaffold_of_the_django_app_is_what_init_writes_plus_its_t
 def test_the_django_scaffold_leaves_only_the_sweeps_poison_row_to_fill(tmp_path):
     scaffold = render(scan(_fresh(tmp_path)))
     assert [t.split(":")[0] for t in scaffold.todos] == ["scenarios/test_sweep.py STALE_JOB, POISON"]
+    sweep = scaffold.files["scenarios/test_sweep.py"]
+    # the row the beat schedule's sweep selects: Q(status=Status.REVIEWING, heartbeat_at__lt=...)
+    assert '"status": "reviewing",' in sweep and '"heartbeat_at": LONG_AGO,' in sweep
     pool = scaffold.files["scenarios/test_pool_exhaustion.py"]
     assert 'exhaust_pool(at="django.on_commit"' in pool and "sqlalchemy" not in pool
     assert 'DATABASE_URL = "{database_dsn}"' in scaffold.config

@@ -14,16 +14,19 @@ import pytest
 LONG_AGO = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).isoformat()
 # TODO(jobquake init): a job row your sweep picks up, as column -> value (e.g. a state and
 # a heartbeat of LONG_AGO), and the change that makes one of them poison
-STALE_JOB: dict = {  # every column the table requires: Django keeps defaults in Python, the database has none
+STALE_JOB: dict = {
+    # every column the table requires: Django keeps defaults in Python, the database has none
+    # status, heartbeat_at: as the sweep's query selects them
     "title": "title 1",
     "clauses": "[]",
     "tier": "standard",
-    "status": "queued",
+    "status": "reviewing",
     "attempts": 0,
     "failure_reason": "",
     "summary": "",
     "created_at": LONG_AGO,
     "updated_at": LONG_AGO,
+    "heartbeat_at": LONG_AGO,
 }
 # added by hand after `jobquake init` (its TODO): a tier the sweep has no priority for; it raises on that row
 POISON: dict = {"tier": "fax"}
