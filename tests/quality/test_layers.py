@@ -21,7 +21,7 @@ from tests.common.imports import ROOT, imported, cycle_in, layer_violations, mod
 
 # bottom first; each line one layer, what its units are for
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_signals", "_browser", "setting_checks", "mutation_reach"),  # leaves
+    ("errors", "_signals", "_browser", "_proc", "setting_checks", "mutation_reach"),  # leaves
     ("_private_dir", "_wait", "config", "paidapi", "proxy"),  # settings, the fake paid API, the fault proxy
     ("_channel_dir", "_ports", "evidence", "limits", "mutation", "scaffold"),  # reading the app's evidence
     ("failpoints", "history", "mutation_full"),  # the event log; failpoints in app code
