@@ -7,34 +7,19 @@ layer or above. Two views of the same rule: the source (every ``import`` of
 every module, also those inside functions and under ``TYPE_CHECKING``, read
 with ``ast``), and a fresh interpreter that imports one unit alone and lists
 what came with it. Module by module, neither ``harness`` nor ``refapp`` may
-hold an import cycle. ``docs/explanation/architecture.md`` draws ``LAYERS``
-(``test_architecture_doc.py`` keeps it in step).
+hold an import cycle. ``LAYERS`` is in ``tests/common/architecture.py``, which also
+draws it in ``docs/explanation/architecture.md`` (``test_architecture_doc.py``).
 """
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+
 import pytest
 
-from tests.common.imports import ROOT, imported, cycle_in, layer_violations, module_graph, unit_graph, unit_of, units
-
-# bottom first; each line one layer, what its units are for
-LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_signals", "_browser", "_proc", "setting_checks", "mutation_reach"),  # leaves
-    ("_private_dir", "_wait", "config", "paidapi", "proxy"),  # settings, the fake paid API, the fault proxy
-    ("_channel_dir", "_ports", "evidence", "limits", "mutation", "scaffold"),  # reading the app's evidence
-    ("failpoints", "history", "mutation_full"),  # the event log; failpoints in app code
-    ("budgets", "checks", "instrument", "querystats"),  # invariants; what runs inside app processes
-    ("appclient", "leaks", "markers", "pending", "report", "stack"),  # services, settling, reports
-    ("faults", "isolation"),  # acting on the stack
-    ("run",),  # one scenario's handle (the jq fixture)
-    ("evidence.collect",),  # a finished run's evidence
-    ("nightly", "verdict"),  # judging runs
-    ("cli", "session"),  # entry points
-    ("pytest_plugin",),
-)
-LAYER_OF = {unit: index for index, layer in enumerate(LAYERS) for unit in layer}
+from tests.common.architecture import LAYER_OF, LAYERS
+from tests.common.imports import ROOT, cycle_in, imported, layer_violations, module_graph, unit_graph, unit_of, units
 
 
 def test_every_unit_has_a_layer_once():
