@@ -16,7 +16,7 @@ wrong surfaces as a ``FaultError`` naming the fault.
 A subclass that sets ``name`` in its own body registers itself in
 ``REGISTRY``: that one registration is where the list of faults comes from
 (``registry.FAULTS``, the methods of ``jq.faults``, ``harness.faults``'s
-exports and the README's table).
+exports and the faults reference page, docs/reference/faults.md).
 
 Argument order, for every fault: the first parameter names what the fault
 acts on (a service, a proxy, a failpoint, a table); how and when come after.
