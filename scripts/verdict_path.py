@@ -15,7 +15,7 @@ up to follow it.
 Prints both for each test the node id selects, and exits 1 when a test's
 path enters a module more than twice::
 
-    .venv/bin/python scripts/verdict_path.py [NODEID] [--json FILE]
+    .venv/bin/python scripts/verdict_path.py [NODEID ...] [--json FILE]
 """
 from __future__ import annotations
 
@@ -100,11 +100,11 @@ def figures_of(trace: PathTrace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("nodeid", nargs="?", default=DEFAULT_SCENARIO)
+    parser.add_argument("nodeids", nargs="*", default=[DEFAULT_SCENARIO], metavar="NODEID")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
     trace = PathTrace()
-    code = pytest.main([args.nodeid, "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
+    code = pytest.main([*args.nodeids, "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
                        plugins=[TracePlugin(trace)])
     if code != 0:
         print(f"the scenario did not pass (pytest exit {code}): no figures", file=sys.stderr)
