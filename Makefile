@@ -7,7 +7,7 @@ EXTRAS ?= dev
 # one pytest process per core; each test's duration recorded for tests/quality/test_tiers.py
 PARALLEL = -p no:cacheprovider -n auto --durations=10 --tier-durations=.jobquake/test-durations.json
 
-.PHONY: setup demo test test-all mutants images benchmarks clean api-docs mutants-full
+.PHONY: setup demo test test-all mutants images benchmarks clean api-docs reference-docs docs docs-serve mutants-full
 
 setup:
 	@EXTRAS=$(EXTRAS) bash scripts/setup.sh
@@ -47,8 +47,19 @@ images:
 	bash scripts/build-images.sh
 
 clean:
-	rm -rf .jobquake .pytest_cache
+	rm -rf .jobquake .pytest_cache site
 
-# docs/api.md from the public names' docstrings (a test fails when it is out of date)
-api-docs: setup
-	$(VENV)/bin/python scripts/api_reference.py
+# docs/reference/ from the code: config keys, faults, failpoints, invariants, CLI, API (a test fails
+# when a page is out of date)
+reference-docs: setup
+	$(VENV)/bin/python scripts/reference_docs.py
+api-docs: reference-docs
+
+# the docs site (mkdocs-material), warnings as errors, into site/; docs-serve serves it on 127.0.0.1:8000
+docs:
+	@EXTRAS=$(EXTRAS),docs bash scripts/setup.sh
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+docs-serve:
+	@EXTRAS=$(EXTRAS),docs bash scripts/setup.sh
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000

@@ -28,9 +28,14 @@ FORBIDDEN = {
 }
 
 
+# evidence/collect.py reads a finished run into its history: it sits above the run, not in evidence's layer
+ABOVE_ITS_PACKAGE = {PACKAGE / "evidence" / "collect.py"}
+
+
 def _modules(layer: str) -> list[Path]:
     folder = PACKAGE / layer
-    return sorted(folder.rglob("*.py")) if folder.is_dir() else [PACKAGE / f"{layer}.py"]
+    found = sorted(folder.rglob("*.py")) if folder.is_dir() else [PACKAGE / f"{layer}.py"]
+    return [path for path in found if path not in ABOVE_ITS_PACKAGE]
 
 
 def _imported(path: Path) -> set[str]:
