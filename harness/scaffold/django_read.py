@@ -69,18 +69,18 @@ def _settings_module(manage: Path) -> str | None:
 def _job_table(project: Project, found: Findings, prefix: str, settings: str | None) -> None:
     models, enums = django_models.read_models(project, prefix)
     task_text = " ".join(ast.dump(t) for m, t in project.modules if "task" in m)
-    picked = django_jobs.job_model(models, task_text)
-    if picked is None:
+    job = django_jobs.job_model(models, task_text)
+    if job is None:
         return
-    model, state = picked
+    model, state = job
     found.tables.insert(0, Table(model.module, model.name, model.table,
                                  [(f.column, f.primary) for f in model.fields] + _implicit_id(model)))
     states, why = django_jobs.final_states(state, project.modules, enums)
     if states:
         found.final_states, found.final_states_why = states, why
     found.submit = _submit(found, model, prefix)
-    picked = _swept_row(project, found, prefix, settings, model, state.name, enums)
-    found.scenario_values["STALE_JOB"] = django_jobs.required_row(model, picked)
+    swept = _swept_row(project, found, prefix, settings, model, state.name, enums)
+    found.scenario_values["STALE_JOB"] = django_jobs.required_row(model, swept)
 
 
 def _swept_row(project: Project, found: Findings, prefix: str, settings: str | None,
