@@ -64,6 +64,10 @@ for step in steps:
             with connection.cursor() as cursor:
                 cursor.execute("INSERT INTO child_rows DEFAULT VALUES")
             transaction.on_commit(lambda: seen["notes"].append(("callback", visible_rows())))
+    elif step == "write-autocommit":  # no transaction: Django runs an on_commit callback at once
+        with connection.cursor() as cursor:
+            cursor.execute("INSERT INTO child_rows DEFAULT VALUES")
+        transaction.on_commit(lambda: seen["notes"].append(("callback", visible_rows())))
     elif step == "query":
         try:
             seen["notes"].append(("query", query()))

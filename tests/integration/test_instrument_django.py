@@ -58,6 +58,15 @@ def test_before_commit_sees_the_row_unseen_and_on_commit_sees_it_committed_befor
     assert fired["context"]["callbacks"] == 1 and fired["context"]["alias"] == "default"
 
 
+def test_on_commit_fires_before_a_callback_django_runs_at_once_outside_a_transaction(postgres, controls):
+    failpoints, _ = controls
+    run_child(postgres, controls, "create")
+    failpoints.arm("django.on_commit", "callback", callback="note", kwargs={"where": "django.on_commit"})
+    seen, _ = run_child(postgres, controls, "write-autocommit")
+    assert [n[0] for n in seen["notes"]] == ["django.on_commit", "callback"]
+    assert not failpoints.triggers("django.before_commit")  # no transaction of Django's committed
+
+
 @pytest.mark.parametrize("pool", [False, True], ids=["persistent-connection", "psycopg-pool"])
 def test_exhaust_pool_at_on_commit_leaves_the_next_query_without_a_connection_until_released(
         postgres, controls, pool):
