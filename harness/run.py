@@ -27,13 +27,13 @@ from typing import Any
 from harness.config import Config
 from harness.errors import SettleTimeout
 from harness.evidence import JobTable
-from harness.evidence.clock import WALL_CLOCK
+from harness.evidence.events import events_from_heartbeats, events_from_state_log
 from harness.evidence.job_logs import JobLogs
 from harness.failpoints.control import FailpointControl
 from harness.faults import Faults
 from harness.history import Record, Recorder
 from harness.history import vocabulary as v
-from harness.history.converters import events_from_heartbeats, events_from_state_log
+from harness.history.clock import WALL_CLOCK
 from harness.paidapi.control import PaidAPIControl
 from harness.pending import SettleOutcome, Settler
 from harness.pending.sources import Sources

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Iterable, Mapping
 
-from harness.evidence.clock import wall_to_monotonic
+from harness.history.clock import wall_to_monotonic
 from harness.history.event import Event
 from harness.history.history import History
 
@@ -51,7 +51,7 @@ class Recorder:
 
         ``wall`` alone (a time the database or another process dated by the wall
         clock) is placed on the monotonic clock with the offset in force then
-        (``harness.evidence.clock``), not the offset of this moment."""
+        (``harness.history.clock``), not the offset of this moment."""
         if t is None:
             t = time.monotonic() if wall is None else wall_to_monotonic()(wall)
         event = Event(index=0, t=t,

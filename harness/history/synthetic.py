@@ -15,10 +15,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from harness.evidence.snapshot import JobRow, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK, Event
 from harness.history.history import History
+from harness.history.snapshot import JobRow, Snapshot
 
 START_T = 5000.0  # a plausible monotonic clock reading
 WALL_OFFSET = 1_700_000_000.0 - START_T

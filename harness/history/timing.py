@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from harness.evidence.clock import wall_to_monotonic
+from harness.history.clock import wall_to_monotonic
 from harness.history.event import Event
 
 COMMITTED_T = "committed_t"  # data key: monotonic commit time
@@ -40,7 +40,7 @@ def committed_data(committed_at: float | None,
     """The data keys of a commit time read from the database (empty when it was not tracked).
 
     ``to_monotonic`` places a wall time on the monotonic clock; by default the
-    process's (``harness.evidence.clock``), which uses the offset in force at
+    process's (``harness.history.clock``), which uses the offset in force at
     that time."""
     if committed_at is None:
         return {}
