@@ -4,7 +4,7 @@ PYTEST ?= $(VENV)/bin/pytest
 PYTEST_ARGS ?=
 EXTRAS ?= dev
 
-.PHONY: setup demo test mutants images benchmarks clean api-docs reference-docs docs docs-serve mutants-full
+.PHONY: setup demo test mutants images benchmarks clean api-docs reference-docs docs docs-serve mutants-full typecheck
 
 setup:
 	@EXTRAS=$(EXTRAS) bash scripts/setup.sh
@@ -36,7 +36,11 @@ images:
 	bash scripts/build-images.sh
 
 clean:
-	rm -rf .jobquake .pytest_cache site
+	rm -rf .jobquake .pytest_cache .mypy_cache site
+
+# mypy --strict on the public API and the shipped scenarios (which files: [tool.mypy] in pyproject.toml)
+typecheck: setup
+	$(VENV)/bin/mypy
 
 # docs/reference/ from the code: config keys, faults, failpoints, invariants, CLI, API (a test fails
 # when a page is out of date)

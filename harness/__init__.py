@@ -4,12 +4,13 @@ Importing ``harness`` is cheap on purpose: application code imports
 ``harness.failpoints`` in production paths, and that must not drag in pytest,
 Celery or the service stack. Public names are loaded on first use; a type
 checker reads them from the imports below (tests/quality/test_typing.py keeps
-the two lists one).
+the lists one).
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from harness._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from harness._wait import wait_until
@@ -45,10 +46,4 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # to a type checker a misspelt ``harness.X`` must stay an error, not Any
-    def __getattr__(name: str) -> Any:
-        module = _EXPORTS.get(name)
-        if module is None:
-            raise AttributeError(f"module 'harness' has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
+    __getattr__ = lazy_exports(__name__, _EXPORTS)

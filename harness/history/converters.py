@@ -41,6 +41,11 @@ from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK, UNINDEXED, Event
 from harness.history.timing import COMMITTED_AT, COMMITTED_T
 
+__all__ = [
+    "call_events", "completion_type", "events_from_attempt_deaths", "events_from_hard_limit_kills",
+    "events_from_heartbeats", "events_from_ledger", "events_from_state_log", "events_from_triggers",
+]
+
 _CALL_KEYS = ("call_id", "route", "step", "key", "mode", "caller_pid")
 _OUTCOME_KEYS = ("state", "billed", "status", "client_gone", "replay_of", "latency")
 # Carried when the ledger has them (older ledgers and hand-made records may not).

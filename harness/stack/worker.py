@@ -10,18 +10,20 @@ import shlex
 import signal
 import threading
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from harness.errors import ConfigError
 from harness.stack.app import AppProcess
 from harness.stack.process import start_all
 from harness.stack.readiness import ReadyCheck
 
+__all__ = ["CeleryWorker", "DEFAULT_READY", "OTHER_POOLS", "WorkerEvent", "WorkerPool", "check_prefork", "worker_name"]
+
 # Celery logs "celery@host ready." once the worker consumes; that is readiness.
 DEFAULT_READY = ReadyCheck("log", r"\bready\.")
 OTHER_POOLS = ("solo", "threads", "eventlet", "gevent", "custom")
 
-WorkerEvent = Callable[[str, "CeleryWorker", dict], None]
+WorkerEvent = Callable[[str, "CeleryWorker", dict[str, Any]], None]
 
 
 def check_prefork(command: str) -> None:
@@ -86,7 +88,10 @@ class WorkerPool:
     def __len__(self) -> int:
         return len(self.workers)
 
-    def _emit(self, name: str, worker: CeleryWorker, **data) -> None:
+    def __iter__(self) -> Iterator[CeleryWorker]:
+        return iter(self.workers)
+
+    def _emit(self, name: str, worker: CeleryWorker, **data: Any) -> None:
         if self.on_event:
             self.on_event(name, worker, {"worker": worker.name, "pid": worker.pid, **data})
 
