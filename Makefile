@@ -1,10 +1,14 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both set themselves up.
+# Which test command to run when: docs/development.md.
 VENV ?= .venv
 PYTEST ?= $(VENV)/bin/pytest
 PYTEST_ARGS ?=
 EXTRAS ?= dev
+# one pytest process per core; each test's duration recorded for tests/quality/test_tiers.py
+PARALLEL = -p no:cacheprovider -n auto --durations=10 --tier-durations=.jobquake/test-durations.json
 
-.PHONY: setup demo test mutants images benchmarks clean api-docs reference-docs docs docs-serve mutants-full typecheck
+.PHONY: setup demo test test-all mutants images benchmarks clean api-docs reference-docs docs docs-serve mutants-full \
+	typecheck
 
 setup:
 	@EXTRAS=$(EXTRAS) bash scripts/setup.sh
@@ -12,8 +16,16 @@ setup:
 demo: setup
 	$(VENV)/bin/jobquake demo
 
+# the fast tier: every test not marked slow (tests/common/tiers.py), in parallel; prints the 10 slowest
 test: setup
-	$(PYTEST) -p no:cacheprovider $(PYTEST_ARGS)
+	$(PYTEST) $(PARALLEL) -m "not slow" $(PYTEST_ARGS)
+
+# both tiers, what CI runs: the slow tier's tests handed out one at a time, the longest first, so no
+# worker is left with a queue of them at the end; then no test outside the slow tier may have taken
+# longer than the fast tier's budget in this very run
+test-all: setup
+	$(PYTEST) $(PARALLEL) --maxschedchunk 1 $(PYTEST_ARGS)
+	JOBQUAKE_REQUIRE_DURATIONS=1 $(PYTEST) -p no:cacheprovider -q tests/quality/test_tiers.py -k last_recorded_run
 
 # the scenario suite against refapp with no mutant, then with each mutant: all must be caught
 mutants: setup

@@ -145,7 +145,7 @@ class Run:
 
     def expect(self, **counts: int) -> None:
         """Record what the scenario declared it makes (``paid_calls=0``, ``jobs=0``) for the checkers."""
-        self.history.record(v.HARNESS, "ok", v.EXPECT, data=counts)
+        self.record.expected(**counts)
 
     # -- what collecting the evidence reads (harness.evidence.collect) ------------------
     def catch_up(self) -> None:

@@ -93,10 +93,10 @@ class JobquakeSession:
         """The verdict of ``item``'s run, kept where pytest reports it; the exception that fails the test."""
         marker = item.get_closest_marker("jobquake")
         opts = markers.ScenarioOptions.from_kwargs(marker.kwargs if marker else {})
-        verdict = self.judged.judge(run, item.nodeid, opts, settle=settle)
-        item.stash[VERDICT_KEY] = verdict
-        item.user_properties.extend(junit_properties(verdict, self.settings.seed, run.artifacts))
-        return self.judged.error(verdict, run, item.nodeid)
+        judgement = self.judged.judge(run, item.nodeid, opts, settle=settle)
+        item.stash[VERDICT_KEY] = judgement.verdict
+        item.user_properties.extend(junit_properties(judgement.verdict, self.settings.seed, run.artifacts))
+        return judgement.error
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         path = self.pytest_config.getoption("jobquake_list_catches")

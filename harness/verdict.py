@@ -20,12 +20,14 @@ For each scenario, in this order::
 
 ``Verdicts`` lives as long as the pytest process (the session makes one): it
 keeps every test's verdict and which test created each job. The session
-calls ``judge`` after the scenario's body and ``finish`` when its ``jq``
+calls ``judge`` after the scenario's body (a ``Judgement``: the verdict and
+the exception that fails the test, if any) and ``finish`` when its ``jq``
 fixture is torn down; everything else about pytest stays in the session.
 """
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 from harness.checks import Result, Verdict, run_checks, violation_error
@@ -52,6 +54,14 @@ class ScenarioError(HarnessError):
     """A scenario that cannot be judged as written (e.g. it runs no checker)."""
 
 
+@dataclass(frozen=True)
+class Judgement:
+    """A run's verdict, and the exception that fails its test (None when the test passes)."""
+
+    verdict: Verdict
+    error: BaseException | None
+
+
 class Verdicts:
     """Every test's verdict in one pytest process, and the judging of each run."""
 
@@ -61,8 +71,8 @@ class Verdicts:
         self.by_test: dict[str, Verdict] = {}
         self._created_by: dict[str, str] = {}  # job id -> the test that created it (leak reports)
 
-    def judge(self, run: Run, nodeid: str, opts: ScenarioOptions, *, settle: bool) -> Verdict:
-        """Heal, settle (when ``settle`` and the scenario allows), collect, judge, write; the verdict."""
+    def judge(self, run: Run, nodeid: str, opts: ScenarioOptions, *, settle: bool) -> Judgement:
+        """Heal, settle (when ``settle`` and the scenario allows), collect, judge, write."""
         run.faults.heal_all(before_verdict=True)
         if settle and opts.settle is not False:
             try:
@@ -70,7 +80,7 @@ class Verdicts:
             except SettleTimeout:
                 pass  # a result of the verdict (settled_before_verdict), with what was pending
         if opts.expect:
-            run.expect(**opts.expect)
+            run.record.expected(**opts.expect)
         history, snapshot = collect(run)
         apart = apart_from_earlier(history, self._created_by)
         verdict = self._checked(nodeid, apart.judged, snapshot, opts, landing=bool(run.faults.injected))
@@ -78,14 +88,14 @@ class Verdicts:
         self._created_by.update(dict.fromkeys(apart.created, nodeid))
         self.by_test[nodeid] = verdict
         write_artifacts(run.artifacts, history, snapshot, verdict, title=nodeid, seed=self.seed, nodeid=nodeid)
-        return verdict
+        return Judgement(verdict, self._error(verdict, run, nodeid))
 
-    def error(self, verdict: Verdict, run: Run, nodeid: str) -> BaseException | None:
+    def _error(self, verdict: Verdict, run: Run, nodeid: str) -> BaseException | None:
         """The exception that fails the test (None when it passes); ``unknown`` warns when it may pass."""
         unknown_fails = self.on_unknown == "fail"
         if not unknown_fails:
             for result in verdict.unknown():
-                warnings.warn(UnknownVerdictWarning("\n".join(format_result(result))), stacklevel=3)
+                warnings.warn(UnknownVerdictWarning("\n".join(format_result(result))), stacklevel=4)
         return violation_error(verdict, str(run.artifacts), self.seed, nodeid, unknown_fails=unknown_fails)
 
     def finish(self, run: Run) -> None:

@@ -14,22 +14,22 @@ scenario as broken rather than judge it without that evidence.
 instrumentation's pool check-outs): put its reader in its own module next to
 the others (``harness/evidence/<x>.py``), add its source name and event
 names to ``harness/history/vocabulary.py``, write one function
-``def my_source(run: RunEvidence) -> None`` that reads, records the events
+``def my_source(run: Run) -> None`` that reads, records the events
 and the ``read`` event, and append it to ``SOURCES``. Order matters only
 where a source reads what an earlier one recorded (``saved_results`` leaves
 alone the results a scenario recorded itself). A checker then declares the
 evidence as a need (``@invariant(name, needs=(...))``) and is ``unknown``
 when the source read nothing.
 
-This module sits above ``history`` and ``instrument`` (it records into
-the one and reads the other), unlike the readers of this package, which sit
-below them: ``tests/quality/test_layers.py`` places it on its own.
+This module reads a finished ``Run``, so it sits above the run (with the
+verdict), unlike the readers of this package, which sit below the history:
+``tests/quality/test_layers.py`` places it on its own.
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from harness.evidence.clock import WALL_CLOCK, wall_to_monotonic
 from harness.evidence.derive import attempt_deaths
@@ -42,57 +42,37 @@ from harness.history.history import History
 from harness.instrument.control import events_from_records
 from harness.history.timing import committed_data
 from harness.limits import declared_limits, saved_results as read_saved_results
+from harness.run import Run
 
 
-class RunEvidence(Protocol):
-    """What collecting reads of a ``harness.run.Run`` (named here so that this layer need not import it)."""
-
-    config: Any  # harness.config.Config
-    history: Any  # harness.history.Recorder
-    paidapi: Any  # its ledger()
-    failpoints: Any  # its triggers()
-    stack: Any  # its services(), workers, instrumentation, app_environment()
-    jobs: Any  # harness.evidence.JobTable
-    job_logs: Any  # harness.evidence.job_logs.JobLogs
-    artifacts: Any
-    opened: float
-
-    @property
-    def database_dsn(self) -> str: ...
-
-    def catch_up(self) -> None: ...
-
-    def service_log(self, service: Any) -> str: ...
+Source = Callable[[Run], None]
 
 
-Source = Callable[[RunEvidence], None]
-
-
-def read(run: RunEvidence, source: str, records: int, **counted: Any) -> None:
+def read(run: Run, source: str, records: int, **counted: Any) -> None:
     """Record that ``source`` was read and held ``records`` records (plus anything else it counted)."""
     run.history.record(v.HARNESS, "ok", v.READ, data={"source": source, "records": records, **counted})
 
 
-def paid_calls(run: RunEvidence) -> None:
+def paid_calls(run: Run) -> None:
     """The paid API's ledger: every call, when it started and ended, what it billed."""
     ledger = run.paidapi.ledger()
     run.history.extend(events_from_ledger(ledger))
     read(run, v.LEDGER_SOURCE, len(ledger))
 
 
-def failpoint_triggers(run: RunEvidence) -> None:
+def failpoint_triggers(run: Run) -> None:
     """Every failpoint that fired, in which process."""
     run.history.extend(events_from_triggers(run.failpoints.triggers()))
 
 
-def instrumentation(run: RunEvidence) -> None:
+def instrumentation(run: Run) -> None:
     """What the instrumentation loaded into the app's processes saw (task runs, job ids)."""
     instrument = getattr(run.stack, "instrument", None)
     if instrument is not None:
         run.history.extend(events_from_records(instrument.records()))
 
 
-def job_logs(run: RunEvidence) -> None:
+def job_logs(run: Run) -> None:
     """The job state log and heartbeat log: their tail (the rest was read during the run), and the
     attempts the state log shows the job left behind."""
     run.catch_up()
@@ -104,7 +84,7 @@ def job_logs(run: RunEvidence) -> None:
         read(run, v.HEARTBEAT_SOURCE, len(beats))
 
 
-def hard_limit_kills(run: RunEvidence) -> None:
+def hard_limit_kills(run: Run) -> None:
     """The Celery workers' logs of this test: tasks killed at their hard time limit."""
     kills, received = [], 0
     for worker in run.stack.workers.workers:
@@ -115,13 +95,13 @@ def hard_limit_kills(run: RunEvidence) -> None:
     read(run, v.WORKER_LOG_SOURCE, len(kills), tasks_received=received)
 
 
-def wall_clock_steps(run: RunEvidence) -> None:
+def wall_clock_steps(run: Run) -> None:
     """Steps of the machine's wall clock during the run: shown on the timeline, they explain odd wall times."""
     for at, step in WALL_CLOCK.steps_since(run.opened):
         run.history.record(v.HARNESS, "ok", v.WALL_CLOCK_STEPPED, t=at, data={"step_s": step})
 
 
-def app_limits(run: RunEvidence) -> None:
+def app_limits(run: Run) -> None:
     """The app's declared layered limits (config ``limits``), as its processes see them: called with
     their environment, so a setting or a mutant switch counts."""
     spec = run.config.limits
@@ -130,7 +110,7 @@ def app_limits(run: RunEvidence) -> None:
         run.history.record(v.BUDGET, "ok", v.LIMITS, data=declared)
 
 
-def saved_results(run: RunEvidence) -> None:
+def saved_results(run: Run) -> None:
     """The app's saved paid-step results (config ``results_query``), for the provenance check."""
     query = run.config.results_query
     if not query or run.history.events().by_source(v.WRITE, name=v.STEP_SAVED):
@@ -149,7 +129,7 @@ SOURCES: list[Source] = [paid_calls, failpoint_triggers, instrumentation, job_lo
                          wall_clock_steps, app_limits, saved_results]
 
 
-def final_snapshot(run: RunEvidence) -> Snapshot:
+def final_snapshot(run: Run) -> Snapshot:
     """Every job row as the run left it, saved as ``snapshot.json`` in the run's artifacts."""
     snapshot = run.jobs.snapshot(run.database_dsn)
     read(run, v.SNAPSHOT_SOURCE, len(snapshot.jobs))
@@ -157,7 +137,7 @@ def final_snapshot(run: RunEvidence) -> Snapshot:
     return snapshot
 
 
-def collect(run: RunEvidence) -> tuple[History, Snapshot]:
+def collect(run: Run) -> tuple[History, Snapshot]:
     """Read every source into ``run.history``; the history as it now stands, and the final snapshot."""
     for source in SOURCES:
         source(run)
@@ -165,7 +145,7 @@ def collect(run: RunEvidence) -> tuple[History, Snapshot]:
     return run.history.events(), snapshot
 
 
-def save_logs(run: RunEvidence) -> Path:
+def save_logs(run: Run) -> Path:
     """Write each service's log lines from this run into ``<artifacts>/logs`` (for people, not checkers)."""
     folder = run.artifacts / "logs"
     folder.mkdir(exist_ok=True)

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import redis
 
+from harness._proc import process_tree
 from harness._wait import wait_until
 from harness.errors import FaultError, FaultWaitTimeout, ServiceError, WaitTimeout
 from harness.faults import _params as p
 from harness.faults._app_logs import AppLogWatch
-from harness.faults._proc import process_tree
 from harness.faults.base import DEFERRED, Fault
 from harness.faults.when import When, parse_when, wait_for_moment, waiting_messages
 from harness.history import vocabulary as v

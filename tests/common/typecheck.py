@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# make typecheck's own cache: warm after a check of the tree as it is, so a test's run reads the harness's
+# types from it; mypy replaces each cache file whole, so concurrent runs (xdist) at worst check a module again
+CACHE = ROOT / ".mypy_cache"
 LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+): (?P<kind>error|note): (?P<message>.*)$")
 
 
@@ -21,14 +24,11 @@ class Finding:
         return f"{self.path.name}:{self.line}: {self.message}"
 
 
-def mypy(files: list[Path], cache_dir: Path, *flags: str) -> list[Finding]:
-    """The errors mypy reports on ``files``, with the project's config, run from the checkout's root.
-
-    ``cache_dir``: a test's own (mypy's cache is not safe to share between concurrent runs); a
-    second run with the same one reads the harness's types from it.
-    """
+def mypy(files: list[Path], *flags: str) -> list[Finding]:
+    """The errors mypy reports on ``files`` (none given: those [tool.mypy] lists), with the project's
+    config, run from the checkout's root."""
     proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-                           "--cache-dir", str(cache_dir), "--no-error-summary", "--show-error-codes",
+                           "--cache-dir", str(CACHE), "--no-error-summary", "--show-error-codes",
                            *flags, *map(str, files)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     if proc.returncode not in (0, 1):  # 2: mypy itself failed (bad config, crash)

@@ -25,6 +25,7 @@ from tests.docs.blocks import DOCS, PAGES, ROOT, Block, all_blocks, block_id
 
 CHECKED = {"python", "toml", "sh", "yaml"}
 UNCHECKED = {"text"}  # output a reader sees, not input: marked as such on purpose
+GENERATED = {"mermaid"}  # drawn from the code, checked where it is drawn (tests/quality/test_architecture_doc.py)
 
 
 def test_the_checked_pages_include_the_tutorial_and_how_to_pages():
@@ -35,7 +36,7 @@ def test_the_checked_pages_include_the_tutorial_and_how_to_pages():
 
 @pytest.mark.parametrize("block", all_blocks(), ids=block_id)
 def test_every_block_names_a_language_that_is_checked(block: Block):
-    assert block.lang in CHECKED | UNCHECKED, f"{block.where}: a ```{block.lang} block: name its language " \
+    assert block.lang in CHECKED | UNCHECKED | GENERATED, f"{block.where}: a ```{block.lang} block: name its language " \
                                               f"({', '.join(sorted(CHECKED))}; text for output)"
 
 
@@ -48,7 +49,7 @@ def test_python_blocks_use_only_the_real_api(block: Block):
 def test_python_blocks_pass_mypy(tmp_path):
     """The blocks as mypy sees them, scenarios and fragments alike: what an IDE would underline."""
     files = typed_blocks.write(all_blocks("python"), tmp_path / "blocks")
-    found = mypy(list(files), tmp_path / "cache", *typed_blocks.FLAGS)
+    found = mypy(list(files))
     assert [f"{files[f.path].where}: {typed_blocks.line_of(f)}: {f.message}" for f in found] == []
 
 
@@ -57,7 +58,7 @@ def test_the_mypy_check_of_blocks_can_fail(tmp_path):
     wrong = [Block(page, 1, "python", "jq.faults.kill_worker(wrker='worker1')"),
              Block(page, 2, "python", "kill = jq.faults.kill_worker()\nkill.wiat(timeout=job_timeout)")]
     files = typed_blocks.write(wrong, tmp_path / "blocks")
-    found = mypy(list(files), tmp_path / "cache", *typed_blocks.FLAGS)
+    found = mypy(list(files))
     assert ['Unexpected keyword argument "wrker"' in f.message or '"KillWorker" has no attribute "wiat"' in f.message
             for f in found] == [True, True], found
 

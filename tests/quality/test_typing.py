@@ -48,8 +48,8 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def test_the_public_api_and_the_scenarios_pass_mypy_strict(tmp_path):
-    assert mypy([], tmp_path / "cache") == []  # no file given: the ones [tool.mypy] lists
+def test_the_public_api_and_the_scenarios_pass_mypy_strict():
+    assert mypy([]) == []  # no file given: the ones [tool.mypy] lists
 
 
 SCENARIO = '''
@@ -82,7 +82,7 @@ def test_mypy_finds_a_typo_in_a_scenario_and_passes_it_written_right(tmp_path):
     lines = [f"    {mistake}" for mistake in MISTAKES]
     wrong.write_text(SCENARIO + "\n".join(lines) + "\n", encoding="utf-8")
     first = len(SCENARIO.splitlines()) + 1
-    found = mypy([right, wrong], tmp_path / "cache")
+    found = mypy([right, wrong])
     assert [f for f in found if f.path.name == right.name] == []
     by_line = {f.line: f.message for f in found}
     for offset, (mistake, expected) in enumerate(MISTAKES.items()):
@@ -135,10 +135,6 @@ def test_a_lazy_package_lists_each_name_alike_for_run_time_and_for_type_checkers
         assert getattr(package, name) is getattr(importlib.import_module(module), name)
 
 
-# the one private import left in a shipped scenario: the worker pool's own lookup replaces it
-KNOWN_PRIVATE = {("scenarios/test_frozen_and_redelivered.py", "from harness.faults._proc import process_tree")}
-
-
 def _scenario_files() -> list[Path]:
     return [p for folder in SCENARIO_FOLDERS for p in sorted(folder.rglob("*.py"))]
 
@@ -146,7 +142,7 @@ def _scenario_files() -> list[Path]:
 def test_scenarios_import_only_public_names():
     found = {(path.relative_to(ROOT).as_posix(), use) for path in _scenario_files()
              for use in private_uses(path.read_text(encoding="utf-8"))}
-    assert found - KNOWN_PRIVATE == set()
+    assert found == set()
 
 
 @pytest.mark.parametrize("source, private", [
