@@ -217,7 +217,7 @@ class BrokerOutage(Fault):
 
     name = "broker_outage"
 
-    def __init__(self, when: Any = None):
+    def __init__(self, when: When | dict[str, Any] | str | None = None):
         super().__init__()
         self.when: When = parse_when(when, fault=self.name)
         self.outage: dict[str, Any] | None = None  # what the outage did, once it happened

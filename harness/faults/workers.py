@@ -57,8 +57,9 @@ class KillWorker(Fault):
 
     name = "kill_worker"
 
-    def __init__(self, worker: str | None = None, signal: Any = signals.SIGKILL, when: Any = None,
-                 replace: bool = True, group: bool | None = None):
+    def __init__(self, worker: str | None = None, signal: signals.Signals | int | str = signals.SIGKILL,
+                 when: When | dict[str, Any] | str | None = None, replace: bool = True,
+                 group: bool | None = None):
         super().__init__()
         self.worker = p.text(worker, "worker", self.name, optional=True)
         self.signal = p.parse_signal(signal, self.name)

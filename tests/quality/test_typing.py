@@ -70,6 +70,7 @@ MISTAKES = {
     "jq.faults.kill_worker(wrker='worker1')": 'Unexpected keyword argument "wrker"',
     "jq.faults.pause_service()": "Too few arguments",  # the service to pause
     "jq.faults.hang_endpoint(mid_stream='yes')": 'incompatible type "str"; expected "bool"',
+    "jq.faults.kill_worker(when=30)": 'Argument "when" has incompatible type "int"; expected "When | dict',
     "jq.setle()": '"Run" has no attribute "setle"',
     "paused: KillWorker = jq.faults.pause_service('relay')": 'expression has type "PauseService"',
 }
