@@ -25,6 +25,8 @@ from harness.history.event import FAIL, INVOKE, OK, Event
 from harness.history.history import History
 from harness.history.snapshot import JobRow, Snapshot
 
+__all__ = ["BASE_T", "HistoryBuilder", "WALL_OFFSET"]
+
 BASE_T = 1000.0
 WALL_OFFSET = 1_700_000_000.0
 

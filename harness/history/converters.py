@@ -37,6 +37,8 @@ from typing import Any, Iterable, Mapping
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK, UNINDEXED, Event
 
+__all__ = ["call_events", "completion_type", "events_from_ledger", "events_from_triggers"]
+
 _CALL_KEYS = ("call_id", "route", "step", "key", "mode", "caller_pid")
 _OUTCOME_KEYS = ("state", "billed", "status", "client_gone", "replay_of", "latency")
 # Carried when the ledger has them (older ledgers and hand-made records may not).

@@ -27,6 +27,8 @@ from harness.history.clock import wall_to_monotonic
 from harness.history.event import Event
 from harness.history.history import History
 
+__all__ = ["Recorder", "load"]
+
 
 class Recorder:
     """Thread-safe, append-only event log; assigns each event its ``index``."""
@@ -121,7 +123,7 @@ def load(path: str | os.PathLike[str]) -> History:
         raise ValueError(f"{path}: not a history event: {exc}") from exc
 
 
-def _decode_lines(path: str | os.PathLike[str], lines: list[str]) -> list[dict]:
+def _decode_lines(path: str | os.PathLike[str], lines: list[str]) -> list[dict[str, Any]]:
     raws = []
     for number, line in enumerate(lines, start=1):
         try:

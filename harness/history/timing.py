@@ -20,6 +20,8 @@ from typing import Callable
 from harness.history.clock import wall_to_monotonic
 from harness.history.event import Event
 
+__all__ = ["COMMITTED_AT", "COMMITTED_T", "commit_time", "committed_data", "statement_time"]
+
 COMMITTED_T = "committed_t"  # data key: monotonic commit time
 COMMITTED_AT = "committed_at"  # data key: wall-clock commit time
 

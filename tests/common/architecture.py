@@ -14,7 +14,7 @@ from tests.common.imports import ROOT, edges_between, unit_graph
 
 # bottom first; each line one layer, what its units are for
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_signals", "_browser", "_proc", "setting_checks", "mutation_reach"),  # leaves
+    ("errors", "_lazy", "_signals", "_browser", "_proc", "setting_checks", "mutation_reach"),  # leaves
     ("_private_dir", "_wait", "config", "paidapi", "proxy"),  # settings; the fake paid API and fault proxy
     ("_channel_dir", "_ports", "history", "limits", "mutation", "scaffold"),  # the event log and its vocabulary
     ("failpoints", "budgets", "querystats", "mutation_full"),  # failpoints in app code; static evidence
