@@ -79,7 +79,7 @@ def _mutants_full(args: argparse.Namespace, settings, matrix) -> int:
     from harness.mutation_full import full_to_json, render_full, run_full
 
     started = time.monotonic()
-    baseline, results = run_full(matrix)
+    baseline, results = run_full(matrix, shared=not args.session_per_mutant)
     wall = time.monotonic() - started
     for line in render_full(baseline, results, wall):
         print(line)
@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="only the mutants some scenario declares it catches (the rest listed, not run)")
     mutants.add_argument("--full", action="store_true",
                          help="every scenario against every mutant; show which invariants catch each")
+    mutants.add_argument("--session-per-mutant", action="store_true",
+                         help="with --full: every mutant in a pytest session of its own (default: mutants "
+                              "that may, share sessions)")
     mutants.add_argument("--out", type=Path, default=None,
                          help="where the results go (default <artifacts>/mutants.json)")
     mutants.add_argument("pytest_args", nargs="*",

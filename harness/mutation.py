@@ -133,13 +133,15 @@ class MutationMatrix:
                 raise
 
     def run_one(self, mutant: str | None, nodeids: list[str], extra_env: dict[str, str] | None = None,
-                label: str | None = None) -> Outcome:
-        """One pytest session of ``nodeids`` with ``mutant`` on; its artifacts in ``label`` (default: the mutant)."""
+                label: str | None = None, args: Iterable[str] = ()) -> Outcome:
+        """One pytest session of ``nodeids`` with ``mutant`` on; its artifacts in ``label`` (default: the mutant).
+
+        ``args``: more pytest arguments (a plugin to load, its options)."""
         artifacts = self.work / (label or mutant or "none")
         env = {**({self.config.mutant_env: mutant} if mutant else {}), **(extra_env or {})}
         started = time.monotonic()
         proc = self._pytest([*nodeids, f"--jobquake-artifacts={artifacts}", f"--jobquake-seed={self.config.seed}",
-                             "-q", "-rfE"], env=env)
+                             "-q", "-rfE", *args], env=env)
         outcome = Outcome(mutant, nodeids, proc.returncode, seconds=time.monotonic() - started)
         (artifacts).mkdir(parents=True, exist_ok=True)
         (artifacts / "pytest.out").write_text(proc.stdout + proc.stderr)

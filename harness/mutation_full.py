@@ -29,6 +29,11 @@ runs with it: some paths are taken only with some timing (a heartbeat that
 meets a database restart mid-write), and a baseline that missed one must not
 skip the very scenario written to take it. An app that records no reach gets
 every pair run.
+
+Mutants share sessions where that is faithful (``harness.mutation_plan``):
+at most ``jobs`` sessions each run several mutants' scenarios one mutant
+after another, restarting the app's processes in between, so the fixed cost
+of a session is paid a few times instead of once per mutant.
 """
 from __future__ import annotations
 
@@ -36,11 +41,12 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from harness.mutation import MutationMatrix, Outcome
+from harness.mutation_plan import app_modules_preloaded, pack, run_session, save_sessions
 from harness.mutation_reach import ENV_VAR as REACH_ENV
-from harness.mutation_reach import read_windows, scenarios_reaching
+from harness.mutation_reach import asked_by_the_session, read_windows, scenarios_reaching
 
 # results about the run itself, not about the app: never a catch by invariant
 NOT_APP_INVARIANTS = frozenset({"faults_landed", "settled_before_verdict", "no_work_from_earlier_tests",
@@ -101,8 +107,9 @@ class FullResult:
         return sorted({name for names in self.failures.values() for name in names})
 
 
-def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
-    """The baseline (recording reach), then each mutant against the scenarios that reach it (``matrix.jobs`` at once)."""
+def run_full(matrix: MutationMatrix, shared: bool = True) -> tuple[Outcome, list[FullResult]]:
+    """The baseline (recording reach), then each mutant against the scenarios that reach it (``matrix.jobs``
+    sessions at once; with ``shared``, mutants that may share a session do: ``harness.mutation_plan``)."""
     declared: dict[str, list[tuple[str, str | None]]] = {}
     catches = matrix.catches()
     for nodeid, marks in catches.items():
@@ -119,9 +126,7 @@ def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
     def cost(name: str) -> float:  # the baseline's seconds for a mutant's scenarios: the longest start first
         return baseline.seconds if selected is None else sum(spans.get(n, 0.0) for n in selected[name])
 
-    order = sorted(matrix.mutants, key=cost, reverse=True)
-    found = dict(zip(order, matrix.in_parallel(
-        lambda name: _run_selected(matrix, name, None if selected is None else selected[name]), order)))
+    found = _run_mutants(matrix, selected, _shareable(matrix, reach) if shared else set(), cost)
     return baseline, [FullResult(name, matrix.mutants[name], found[name], declared.get(name, []), baseline,
                                  [] if selected is None else sorted(set(catches) - set(selected[name])), len(catches))
                       for name in matrix.mutants]
@@ -169,13 +174,29 @@ def _baseline(matrix: MutationMatrix, nodeids: list[str]) -> tuple[Outcome, list
     return merged, folders
 
 
-def _run_selected(matrix: MutationMatrix, name: str, nodeids: list[str] | None) -> Outcome:
-    """One mutant's session: these scenarios (None: the whole suite; none: no session, the baseline's result)."""
-    if nodeids is None:
-        return matrix.run_one(name, [matrix.scenarios])
-    if not nodeids:
-        return Outcome(name, [], 0)
-    return matrix.run_one(name, nodeids)
+def _run_mutants(matrix: MutationMatrix, selected: dict[str, list[str]] | None, shareable: set[str],
+                 cost: Callable[[str], float]) -> dict[str, Outcome]:
+    """Each mutant's outcome over its selected scenarios (None: the whole suite; none: no session, the
+    baseline's result), the costliest sessions started first."""
+    if selected is None:
+        order = sorted(matrix.mutants, key=cost, reverse=True)
+        return dict(zip(order, matrix.in_parallel(lambda name: matrix.run_one(name, [matrix.scenarios]), order)))
+    sessions = pack(selected, cost, shareable, matrix.jobs)
+    save_sessions(matrix.work / "sessions.json", sessions)
+    found = {name: Outcome(name, [], 0) for name, nodeids in selected.items() if not nodeids}
+    labels = [f"shared-{i + 1}" for i in range(len(sessions))]
+    for outcomes in matrix.in_parallel(lambda i: run_session(matrix, sessions[i], selected, labels[i]),
+                                       range(len(sessions))):
+        found.update(outcomes)
+    return found
+
+
+def _shareable(matrix: MutationMatrix, reach: list[Path]) -> set[str]:
+    """The mutants that may share a session: none where the baseline cannot tell (``mutation_plan``)."""
+    asked = asked_by_the_session(reach)
+    if asked is None or app_modules_preloaded(matrix.config.app_preload, matrix.config.root):
+        return set()
+    return set(matrix.mutants) - asked
 
 
 def _short(nodeid: str) -> str:

@@ -38,6 +38,7 @@ SLOW_FILES = (
     "tests/integration/test_nightly_pytest_entry.py",  # a minute on refapp, replayed on a mutant; 30 s on another
     "tests/integration/test_ownapp.py",  # the second app's mutation matrix: 7 sessions
     "tests/integration/test_nightly.py",  # 15 s nightly, then its replay
+    "tests/integration/test_mutation_session.py",  # a session of three mutants in turn
 )
 
 
