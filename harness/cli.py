@@ -51,6 +51,7 @@ def _mutants(args: argparse.Namespace) -> int:
 
     settings = _settings()
     matrix = MutationMatrix(settings, root=settings.root, jobs=args.jobs, extra_args=args.pytest_args)
+    matrix.shared = not args.session_per_mutant
     if args.only:
         matrix.mutants = {k: v for k, v in matrix.mutants.items() if k in args.only}
     if args.full:
@@ -79,7 +80,7 @@ def _mutants_full(args: argparse.Namespace, settings, matrix) -> int:
     from harness.mutation_full import full_to_json, render_full, run_full
 
     started = time.monotonic()
-    baseline, results = run_full(matrix, shared=not args.session_per_mutant)
+    baseline, results = run_full(matrix)
     wall = time.monotonic() - started
     for line in render_full(baseline, results, wall):
         print(line)
@@ -117,8 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     mutants.add_argument("--full", action="store_true",
                          help="every scenario against every mutant; show which invariants catch each")
     mutants.add_argument("--session-per-mutant", action="store_true",
-                         help="with --full: every mutant in a pytest session of its own (default: mutants "
-                              "that may, share sessions)")
+                         help="every mutant in a pytest session of its own (default: mutants that may "
+                              "share sessions)")
     mutants.add_argument("--out", type=Path, default=None,
                          help="where the results go (default <artifacts>/mutants.json)")
     mutants.add_argument("pytest_args", nargs="*",

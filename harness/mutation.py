@@ -87,6 +87,7 @@ class MutationMatrix:
         self.known = dict(self.mutants)  # ``mutants`` may be narrowed to a few; scenarios may name any known one
         self.work = out or root / ".jobquake" / "mutants"
         self.scenarios = str(root / config.scenarios)
+        self.shared = True  # mutants share sessions where they may (harness.mutation_plan)
         self._children: set[subprocess.Popen] = set()
 
     def catches(self) -> dict[str, list[tuple[str, str | None]]]:
@@ -161,13 +162,31 @@ class MutationMatrix:
             for mutant, invariant in marks:
                 if mutant in by_mutant:  # else not among the mutants asked for
                     by_mutant[mutant].append((nodeid, invariant))
-        declared = [name for name, expected in by_mutant.items() if expected]
-        baseline, *outcomes = self.in_parallel(
-            lambda name: self.run_one(name, sorted({n for n, _ in by_mutant[name]}) if name else [self.scenarios]),
-            [None, *declared])
-        found = dict(zip(declared, outcomes))
+        declared = {name: sorted({n for n, _ in expected}) for name, expected in by_mutant.items() if expected}
+        baseline, found = self._run_declared(declared, list(catches))
         return baseline, [MutantResult(name, self.mutants[name], by_mutant[name], found.get(name))
                           for name in self.mutants]
+
+
+    def _run_declared(self, declared: dict[str, list[str]],
+                      scenarios: list[str]) -> tuple[Outcome, dict[str, Outcome]]:
+        """The baseline (every scenario) and each mutant's outcome over the scenarios that declare it.
+
+        Where the stack is local processes, mutants share sessions when they
+        may (``harness.mutation_plan``), which needs the baseline's reach
+        first; elsewhere the baseline and a session per mutant all start at once.
+        """
+        if self.shared and self.config.backend == "process":
+            from harness.mutation_baseline import run_baseline, spans
+            from harness.mutation_plan import run_packed, shareable
+
+            baseline, reach = run_baseline(self, scenarios)
+            took = spans(reach)
+            return baseline, run_packed(self, declared, shareable(self, reach),
+                                        lambda name: sum(took.get(n, 0.0) for n in declared[name]))
+        baseline, *outcomes = self.in_parallel(lambda name: self.run_one(name, declared[name] if name else
+                                                                         [self.scenarios]), [None, *declared])
+        return baseline, dict(zip(declared, outcomes))
 
 
 def render(baseline: Outcome, results: list[MutantResult]) -> list[str]:

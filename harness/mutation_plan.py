@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from harness.mutation import MutationMatrix, Outcome
+from harness.mutation_reach import asked_by_the_session
 from harness.mutation_session import Plan, read_outcomes
 
 # seconds of a session's start and stop, and of restarting the app's processes for the next group, in
@@ -58,6 +59,28 @@ def pack(selected: dict[str, list[str]], cost: Callable[[str], float], shareable
         shared.seconds += cost(name) + (SWITCH_S if len(shared.mutants) > 1 else 0.0)
     sessions = [s for sessions in bins for s in sessions]
     return sorted(sessions, key=lambda s: -s.seconds)
+
+
+def run_packed(matrix: MutationMatrix, selected: dict[str, list[str]], may_share: set[str],
+               cost: Callable[[str], float]) -> dict[str, Outcome]:
+    """Each mutant's outcome over its ``selected`` scenarios, in the sessions ``pack`` makes (``matrix.jobs``
+    at once, the costliest first); a mutant with no scenario to run needs no session: the baseline's result."""
+    sessions = pack(selected, cost, may_share, matrix.jobs)
+    save_sessions(matrix.work / "sessions.json", sessions)
+    found = {name: Outcome(name, [], 0) for name, nodeids in selected.items() if not nodeids}
+    labels = [f"shared-{i + 1}" for i in range(len(sessions))]
+    for outcomes in matrix.in_parallel(lambda i: run_session(matrix, sessions[i], selected, labels[i]),
+                                       range(len(sessions))):
+        found.update(outcomes)
+    return found
+
+
+def shareable(matrix: MutationMatrix, reach: list[Path]) -> set[str]:
+    """The mutants that may share a session: none where the baseline cannot tell (see the module docstring)."""
+    asked = asked_by_the_session(reach)
+    if asked is None or app_modules_preloaded(matrix.config.app_preload, matrix.config.root):
+        return set()
+    return set(matrix.mutants) - asked
 
 
 def app_modules_preloaded(preload: Iterable[str], root: Path) -> list[str]:

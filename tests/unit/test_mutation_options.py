@@ -24,7 +24,7 @@ def test_narrowed_to_some_mutants_scenarios_naming_others_are_not_an_error(monke
     })
     ran: list[tuple[str | None, list[str]]] = []
 
-    def run_one(mutant, nodeids):
+    def run_one(mutant, nodeids, env=None, label=None, args=()):
         ran.append((mutant, nodeids))
         return Outcome(mutant, nodeids, 1, violated={"s.py::a": ["every_job_terminal"]})
 

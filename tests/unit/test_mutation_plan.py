@@ -95,13 +95,14 @@ def test_the_mutants_the_baselines_own_pytest_process_asked_for_are_named(tmp_pa
     assert asked_by_the_session([folder, old]) is None  # windows that do not say: nothing may share
 
 
-def test_the_full_matrix_runs_shareable_mutants_in_one_planned_session(monkeypatch, tmp_path):
-    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path, jobs=1)
-    m.mutants = {"acks-early": "x", "no-sweeper": "y", "unstable-job-id": "z"}
-    ran = []
+def fake_sessions(ran: list):
+    """A ``run_one`` whose baseline reaches every switch from both tests, one of them in the pytest process
+    itself, and whose planned session fails no-sweeper's pairs."""
 
     def run_one(mutant, nodeids, env=None, label=None, args=()):
         ran.append((mutant, nodeids, label, list(args)))
+        if mutant is None and not (env or {}).get("JOBQUAKE_MUTANT_REACH"):
+            return Outcome(None, nodeids, 0)
         if mutant is None:  # the baseline: both tests reach every switch; the pytest process asks one itself
             folder = Path(env["JOBQUAKE_MUTANT_REACH"])
             reach_folder(folder, [{"nodeid": n, "setup": 100 + i * 20, "call": 101 + i * 20, "end": 110 + i * 20,
@@ -117,8 +118,20 @@ def test_the_full_matrix_runs_shareable_mutants_in_one_planned_session(monkeypat
         plan.outcomes_path.write_text(json.dumps(rows))
         return Outcome(mutant, nodeids, 1, violated={"s.py::a[no-sweeper]": ["every_job_terminal"]})
 
+    return run_one
+
+
+def three_mutants(tmp_path: Path) -> MutationMatrix:
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path, jobs=1)
+    m.mutants = {"acks-early": "x", "no-sweeper": "y", "unstable-job-id": "z"}
+    return m
+
+
+def test_the_full_matrix_runs_shareable_mutants_in_one_planned_session(monkeypatch, tmp_path):
+    m = three_mutants(tmp_path)
+    ran = []
     monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [], "s.py::b": []})
-    monkeypatch.setattr(m, "run_one", run_one)
+    monkeypatch.setattr(m, "run_one", fake_sessions(ran))
     baseline, results = run_full(m)
     sessions = [(mutant, nodeids, args) for mutant, nodeids, _, args in ran if mutant]
     shared = [s for s in sessions if s[2]]
@@ -130,3 +143,31 @@ def test_the_full_matrix_runs_shareable_mutants_in_one_planned_session(monkeypat
     assert not by_name["acks-early"].caught
     plan = json.loads((tmp_path / "sessions.json").read_text())
     assert sorted(tuple(s["mutants"]) for s in plan) == [("acks-early", "no-sweeper"), ("unstable-job-id",)]
+
+
+def test_declared_catches_share_a_session_too_after_a_baseline_that_records_reach(monkeypatch, tmp_path):
+    m = three_mutants(tmp_path)
+    ran = []
+    monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [("no-sweeper", "every_job_terminal"),
+                                                           ("unstable-job-id", None)],
+                                               "s.py::b": [("acks-early", "every_job_terminal")]})
+    monkeypatch.setattr(m, "run_one", fake_sessions(ran))
+    baseline, results = m.run()
+    assert ran[0][0] is None  # the baseline first: what it reached says who may share
+    shared = [(mutant, nodeids) for mutant, nodeids, _, args in ran if args]
+    assert shared == [("acks-early", ["s.py::a", "s.py::b"])]  # acks-early's and no-sweeper's, in turn
+    assert ("unstable-job-id", ["s.py::a"], None, []) in ran  # asked in-process: alone
+    by_name = {r.name: r for r in results}
+    assert by_name["no-sweeper"].caught and not by_name["acks-early"].caught
+
+
+def test_session_per_mutant_keeps_every_mutant_apart(monkeypatch, tmp_path):
+    m = three_mutants(tmp_path)
+    m.shared = False
+    ran = []
+    monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [("no-sweeper", "every_job_terminal")],
+                                               "s.py::b": [("acks-early", "every_job_terminal")]})
+    monkeypatch.setattr(m, "run_one", fake_sessions(ran))
+    m.run()
+    assert sorted((mutant or "", nodeids) for mutant, nodeids, _, _ in ran) == [
+        ("", [m.scenarios]), ("acks-early", ["s.py::b"]), ("no-sweeper", ["s.py::a"])]
