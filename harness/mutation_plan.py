@@ -1,4 +1,8 @@
-"""Which mutants of the full matrix share a pytest session, and what each mutant's share of it says.
+"""Which mutants of a matrix share a pytest session, and what each mutant's share of it says.
+
+Used by ``jobquake mutants`` (each mutant's declared scenarios) and by
+``--full`` (each mutant's reached scenarios), after a baseline that
+recorded reach.
 
 Every session pays a fixed cost before its first scenario (pytest and the
 harness imported, the stack's servers and the zygote started, the app's
@@ -39,7 +43,7 @@ class Session:
     seconds: float = 0.0  # the baseline's seconds for its scenarios, plus start and switches
 
 
-def pack(selected: dict[str, list[str]], cost: Callable[[str], float], shareable: Iterable[str],
+def pack(selected: dict[str, list[str]], cost: Callable[[str], float], sharing: Iterable[str],
          slots: int) -> list[Session]:
     """Sessions for every mutant with scenarios to run, the longest first.
 
@@ -47,16 +51,16 @@ def pack(selected: dict[str, list[str]], cost: Callable[[str], float], shareable
     costliest first, goes to the bin that would end first, into that bin's
     shared session when it may share, else into a session of its own.
     """
-    may_share = set(shareable)
+    may_share = set(sharing)
     bins: list[list[Session]] = [[] for _ in range(max(1, slots))]
     for name in sorted((m for m, nodeids in selected.items() if nodeids), key=lambda m: (-cost(m), m)):
         target = min(bins, key=lambda sessions: (sum(s.seconds for s in sessions), len(sessions)))
-        shared = next((s for s in target if s.shared), None) if name in may_share else None
-        if shared is None:
-            shared = Session(shared=name in may_share, seconds=SESSION_S)
-            target.append(shared)
-        shared.mutants.append(name)
-        shared.seconds += cost(name) + (SWITCH_S if len(shared.mutants) > 1 else 0.0)
+        session = next((s for s in target if s.shared), None) if name in may_share else None
+        if session is None:
+            session = Session(shared=name in may_share, seconds=SESSION_S)
+            target.append(session)
+        session.mutants.append(name)
+        session.seconds += cost(name) + (SWITCH_S if len(session.mutants) > 1 else 0.0)
     sessions = [s for sessions in bins for s in sessions]
     return sorted(sessions, key=lambda s: -s.seconds)
 
