@@ -20,6 +20,12 @@ one pytest session per mutant (``--session-per-mutant``) with mutants
 sharing sessions where they may (the default), each from a fresh reach
 history, and writes the medians, their ratio and the mutants whose verdict
 differed to ``benchmarks/results/mutants_full_sessions.json``.
+
+``--inert-session N`` instead runs, after a matrix (its reach history and
+baseline folders), one shared session of the N mutants that reach the fewest
+scenarios, each with every scenario it does not reach: the correct app's
+code, several times in a row with the app's processes restarted between
+groups. Every test must pass (``benchmarks/results/mutants_inert_session.json``).
 """
 from __future__ import annotations
 
@@ -41,6 +47,7 @@ from harness.stack.stack import Stack
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "mutants_full_cost.json"
 COMPARE = Path(__file__).parent / "results" / "mutants_full_sessions.json"
+INERT = Path(__file__).parent / "results" / "mutants_inert_session.json"
 TICKS = os.sysconf("SC_CLK_TCK")
 IDLE_WINDOW_S = 5.0
 
@@ -126,6 +133,28 @@ def restart_cost(samples: int) -> dict:
             "cpu_s_all": [round(c, 2) for c in costs], "wall_s_median": round(statistics.median(walls), 2)}
 
 
+def inert_session(groups: int, work: Path) -> dict:
+    """The false-alarm check of shared sessions: ``groups`` mutants that may share, each with every scenario
+    the recorded baselines say never reaches its switch, in turn in one shared session. Each such pair runs
+    the code the baseline ran, so every test must pass: a failure is a false alarm of the session or a flaky
+    scenario, named either way."""
+    from harness.config import find_pyproject, resolve
+    from harness.mutation import MutationMatrix
+    from harness.mutation_plan import Session, run_session, shareable
+
+    reached = json.loads((work / "reach-history.json").read_text())  # {nodeid: [mutants it reached]}
+    matrix = MutationMatrix(resolve(pyproject=find_pyproject(ROOT)), root=ROOT, jobs=1, out=work.parent / "inert")
+    may = shareable(matrix, sorted((work / "reach").glob("shard-*")))
+    fewest = sorted(may, key=lambda m: (sum(m in names for names in reached.values()), m))[:groups]
+    selected = {m: sorted(n for n, names in reached.items() if m not in names) for m in fewest}
+    started = time.monotonic()
+    found = run_session(matrix, Session(fewest, shared=True), selected, "inert")
+    return {"wall_s": round(time.monotonic() - started, 1), "pairs": sum(map(len, selected.values())),
+            "groups": {m: {"pairs": len(selected[m]), "failed": o.failed,
+                           "invalid": {n: v for n, v in o.violated.items() if v}} for m, o in found.items()},
+            "false_alarms": sum(len(o.failed) for o in found.values())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=4)
@@ -135,8 +164,16 @@ def main() -> None:
     parser.add_argument("--compare-sessions", type=int, default=0, metavar="ROUNDS",
                         help="instead: ROUNDS runs each of one session per mutant and of shared sessions, "
                              f"alternating ({COMPARE.name})")
+    parser.add_argument("--inert-session", type=int, default=0, metavar="GROUPS",
+                        help="instead: the false-alarm check of shared sessions, from the last matrix's reach "
+                             f"({INERT.name})")
     args = parser.parse_args()
     work = (args.work or ROOT / ".jobquake" / "mutants").resolve()
+    if args.inert_session:
+        found = inert_session(args.inert_session, work)
+        print(json.dumps(found, indent=1))
+        INERT.write_text(json.dumps(found, indent=1) + "\n")
+        return
     if args.compare_sessions:
         found = compare_sessions(args.jobs, work, args.compare_sessions)
         print(json.dumps({k: v for k, v in found.items() if k != "runs"}, indent=1))
