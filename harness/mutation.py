@@ -26,6 +26,8 @@ from harness.config import Config, load_callable
 from harness.errors import ConfigError
 
 T = TypeVar("T")
+# runs the baseline and each mutant's scenarios: (matrix, {mutant: nodeids}, every scenario) -> outcomes
+Runner = Callable[["MutationMatrix", dict[str, list[str]], list[str]], tuple["Outcome", dict[str, "Outcome"]]]
 
 
 def write_catches(path: str, items: Iterable[Any]) -> None:
@@ -87,7 +89,6 @@ class MutationMatrix:
         self.known = dict(self.mutants)  # ``mutants`` may be narrowed to a few; scenarios may name any known one
         self.work = out or root / ".jobquake" / "mutants"
         self.scenarios = str(root / config.scenarios)
-        self.shared = True  # mutants share sessions where they may (harness.mutation_plan)
         self._children: set[subprocess.Popen] = set()
 
     def catches(self) -> dict[str, list[tuple[str, str | None]]]:
@@ -155,7 +156,9 @@ class MutationMatrix:
                                  if line.startswith(("FAILED ", "ERROR ")) and len(line.split()) > 1})
         return outcome
 
-    def run(self) -> tuple[Outcome, list[MutantResult]]:
+    def run(self, runner: Runner | None = None) -> tuple[Outcome, list[MutantResult]]:
+        """The baseline and every mutant asked for against its declared scenarios; ``runner`` runs them
+        (default ``run_each``; ``harness.mutation_plan.run_shared`` packs mutants into shared sessions)."""
         catches = self.catches()
         by_mutant: dict[str, list[tuple[str, str | None]]] = {name: [] for name in self.mutants}
         for nodeid, marks in catches.items():
@@ -163,27 +166,14 @@ class MutationMatrix:
                 if mutant in by_mutant:  # else not among the mutants asked for
                     by_mutant[mutant].append((nodeid, invariant))
         declared = {name: sorted({n for n, _ in expected}) for name, expected in by_mutant.items() if expected}
-        baseline, found = self._run_declared(declared, list(catches))
+        baseline, found = (runner or MutationMatrix.run_each)(self, declared, list(catches))
         return baseline, [MutantResult(name, self.mutants[name], by_mutant[name], found.get(name))
                           for name in self.mutants]
 
 
-    def _run_declared(self, declared: dict[str, list[str]],
-                      scenarios: list[str]) -> tuple[Outcome, dict[str, Outcome]]:
-        """The baseline (every scenario) and each mutant's outcome over the scenarios that declare it.
-
-        Where the stack is local processes, mutants share sessions when they
-        may (``harness.mutation_plan``), which needs the baseline's reach
-        first; elsewhere the baseline and a session per mutant all start at once.
-        """
-        if self.shared and self.config.backend == "process":
-            from harness.mutation_baseline import run_baseline, spans
-            from harness.mutation_plan import run_packed, shareable
-
-            baseline, reach = run_baseline(self, scenarios)
-            took = spans(reach)
-            return baseline, run_packed(self, declared, shareable(self, reach),
-                                        lambda name: sum(took.get(n, 0.0) for n in declared[name]))
+    def run_each(self, declared: dict[str, list[str]],
+                 scenarios: list[str]) -> tuple[Outcome, dict[str, Outcome]]:
+        """The baseline (the whole suite) and a session per mutant over its declared scenarios, all at once."""
         baseline, *outcomes = self.in_parallel(lambda name: self.run_one(name, declared[name] if name else
                                                                          [self.scenarios]), [None, *declared])
         return baseline, dict(zip(declared, outcomes))

@@ -101,9 +101,9 @@ class FullResult:
         return sorted({name for names in self.failures.values() for name in names})
 
 
-def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
+def run_full(matrix: MutationMatrix, shared: bool = True) -> tuple[Outcome, list[FullResult]]:
     """The baseline (recording reach), then each mutant against the scenarios that reach it (``matrix.jobs``
-    sessions at once; with ``matrix.shared``, mutants that may share a session do: ``harness.mutation_plan``)."""
+    sessions at once; with ``shared``, mutants that may share a session do: ``harness.mutation_plan``)."""
     declared: dict[str, list[tuple[str, str | None]]] = {}
     catches = matrix.catches()
     for nodeid, marks in catches.items():
@@ -120,7 +120,7 @@ def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
     def cost(name: str) -> float:  # the baseline's seconds for a mutant's scenarios: the longest start first
         return baseline.seconds if selected is None else sum(took.get(n, 0.0) for n in selected[name])
 
-    found = _run_mutants(matrix, selected, shareable(matrix, reach) if matrix.shared else set(), cost)
+    found = _run_mutants(matrix, selected, shareable(matrix, reach) if shared else set(), cost)
     return baseline, [FullResult(name, matrix.mutants[name], found[name], declared.get(name, []), baseline,
                                  [] if selected is None else sorted(set(catches) - set(selected[name])), len(catches))
                       for name in matrix.mutants]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from harness.mutation import MutationMatrix, Outcome
+from harness.mutation_baseline import run_baseline, spans
 from harness.mutation_reach import asked_by_the_session
 from harness.mutation_session import Plan, read_outcomes
 
@@ -77,6 +78,18 @@ def run_packed(matrix: MutationMatrix, selected: dict[str, list[str]], may_share
                                        range(len(sessions))):
         found.update(outcomes)
     return found
+
+
+def run_shared(matrix: MutationMatrix, declared: dict[str, list[str]],
+               scenarios: list[str]) -> tuple[Outcome, dict[str, Outcome]]:
+    """``MutationMatrix.run``'s runner with shared sessions: the baseline first, in shards recording reach
+    (what it records decides who may share), then ``run_packed``; on another backend, ``run_each``."""
+    if matrix.config.backend != "process":  # containers record no reach
+        return matrix.run_each(declared, scenarios)
+    baseline, reach = run_baseline(matrix, scenarios)
+    took = spans(reach)
+    return baseline, run_packed(matrix, declared, shareable(matrix, reach),
+                                lambda name: sum(took.get(n, 0.0) for n in declared[name]))
 
 
 def shareable(matrix: MutationMatrix, reach: list[Path]) -> set[str]:

@@ -69,7 +69,7 @@ def test_results_go_to_the_artifacts_folder_by_default(tmp_path, monkeypatch, ca
         def __init__(self, config, **kwargs):
             self.mutants = {"bug": "a bug"}
 
-        def run(self):
+        def run(self, runner=None):
             found = Outcome(None, [], 0)
             return found, [MutantResult("bug", "a bug", [("t::x", None)], Outcome("bug", ["t::x"], 1))]
 

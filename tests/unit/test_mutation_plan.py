@@ -7,7 +7,7 @@ from pathlib import Path
 from harness.config import find_pyproject, resolve
 from harness.mutation import MutationMatrix, Outcome
 from harness.mutation_full import run_full
-from harness.mutation_plan import SESSION_S, Session, app_modules_preloaded, pack, split
+from harness.mutation_plan import SESSION_S, Session, app_modules_preloaded, pack, run_shared, split
 from harness.mutation_reach import asked_by_the_session
 from harness.mutation_session import Plan
 
@@ -152,7 +152,7 @@ def test_declared_catches_share_a_session_too_after_a_baseline_that_records_reac
                                                            ("unstable-job-id", None)],
                                                "s.py::b": [("acks-early", "every_job_terminal")]})
     monkeypatch.setattr(m, "run_one", fake_sessions(ran))
-    baseline, results = m.run()
+    baseline, results = m.run(run_shared)
     assert ran[0][0] is None  # the baseline first: what it reached says who may share
     shared = [(mutant, nodeids) for mutant, nodeids, _, args in ran if args]
     assert shared == [("acks-early", ["s.py::a", "s.py::b"])]  # acks-early's and no-sweeper's, in turn
@@ -163,11 +163,10 @@ def test_declared_catches_share_a_session_too_after_a_baseline_that_records_reac
 
 def test_session_per_mutant_keeps_every_mutant_apart(monkeypatch, tmp_path):
     m = three_mutants(tmp_path)
-    m.shared = False
     ran = []
     monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [("no-sweeper", "every_job_terminal")],
                                                "s.py::b": [("acks-early", "every_job_terminal")]})
     monkeypatch.setattr(m, "run_one", fake_sessions(ran))
-    m.run()
+    m.run()  # the default runner: a session per mutant, all at once with the baseline
     assert sorted((mutant or "", nodeids) for mutant, nodeids, _, _ in ran) == [
         ("", [m.scenarios]), ("acks-early", ["s.py::b"]), ("no-sweeper", ["s.py::a"])]
