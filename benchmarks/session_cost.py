@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "session_cost.json"
 AGAINST_RESULTS = Path(__file__).parent / "results" / "session_cost_against.json"
 MATRIX = Path(__file__).parent / "results" / "mutants_full.json"
+PACKED = ROOT / ".jobquake" / "mutants" / "sessions.json"  # how the last full matrix here packed its mutants
 SAMPLE_S = 0.05  # a process that lives less than this between two samples is missed (its CPU too)
 HARNESS = "harness (pytest)"
 APP = ("zygote", "worker", "api", "relay", "consumer", "sweeper")  # the app's processes; the rest is the harness's
@@ -87,11 +88,14 @@ def _own_cpu() -> float:
 
 
 def matrix_sessions() -> int | None:
-    """Sessions the last full matrix ran: one per mutant, plus the baseline's shards."""
+    """Sessions the last full matrix ran: the baseline's shards, plus those its mutants were packed into
+    (``.jobquake/mutants/sessions.json``; before mutants shared sessions, one per mutant)."""
+    from harness.mutation_baseline import BASELINE_SHARDS
+
+    if PACKED.exists():
+        return len(json.loads(PACKED.read_text())) + BASELINE_SHARDS
     if not MATRIX.exists():
         return None
-    from harness.mutation_full import BASELINE_SHARDS
-
     return len(json.loads(MATRIX.read_text())["mutants"]) + BASELINE_SHARDS
 
 

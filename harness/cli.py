@@ -48,6 +48,7 @@ def _mutants(args: argparse.Namespace) -> int:
     import json
 
     from harness.mutation import MutationMatrix, render, to_json
+    from harness.mutation_plan import run_shared
 
     settings = _settings()
     matrix = MutationMatrix(settings, root=settings.root, jobs=args.jobs, extra_args=args.pytest_args)
@@ -55,7 +56,7 @@ def _mutants(args: argparse.Namespace) -> int:
         matrix.mutants = {k: v for k, v in matrix.mutants.items() if k in args.only}
     if args.full:
         return _mutants_full(args, settings, matrix)
-    baseline, results = matrix.run()
+    baseline, results = matrix.run(None if args.session_per_mutant else run_shared)
     undeclared = [r.name for r in results if not r.expected]
     if args.declared:  # a regression gate: every catch a scenario claims still holds
         results = [r for r in results if r.expected]
@@ -79,7 +80,7 @@ def _mutants_full(args: argparse.Namespace, settings, matrix) -> int:
     from harness.mutation_full import full_to_json, render_full, run_full
 
     started = time.monotonic()
-    baseline, results = run_full(matrix)
+    baseline, results = run_full(matrix, shared=not args.session_per_mutant)
     wall = time.monotonic() - started
     for line in render_full(baseline, results, wall):
         print(line)
@@ -116,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="only the mutants some scenario declares it catches (the rest listed, not run)")
     mutants.add_argument("--full", action="store_true",
                          help="every scenario against every mutant; show which invariants catch each")
+    mutants.add_argument("--session-per-mutant", action="store_true",
+                         help="every mutant in a pytest session of its own (default: mutants that may "
+                              "share sessions)")
     mutants.add_argument("--out", type=Path, default=None,
                          help="where the results go (default <artifacts>/mutants.json)")
     mutants.add_argument("pytest_args", nargs="*",

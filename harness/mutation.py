@@ -26,6 +26,8 @@ from harness.config import Config, load_callable
 from harness.errors import ConfigError
 
 T = TypeVar("T")
+# runs the baseline and each mutant's scenarios: (matrix, {mutant: nodeids}, every scenario) -> outcomes
+Runner = Callable[["MutationMatrix", dict[str, list[str]], list[str]], tuple["Outcome", dict[str, "Outcome"]]]
 
 
 def write_catches(path: str, items: Iterable[Any]) -> None:
@@ -133,13 +135,15 @@ class MutationMatrix:
                 raise
 
     def run_one(self, mutant: str | None, nodeids: list[str], extra_env: dict[str, str] | None = None,
-                label: str | None = None) -> Outcome:
-        """One pytest session of ``nodeids`` with ``mutant`` on; its artifacts in ``label`` (default: the mutant)."""
+                label: str | None = None, args: Iterable[str] = ()) -> Outcome:
+        """One pytest session of ``nodeids`` with ``mutant`` on; its artifacts in ``label`` (default: the mutant).
+
+        ``args``: more pytest arguments (a plugin to load, its options)."""
         artifacts = self.work / (label or mutant or "none")
         env = {**({self.config.mutant_env: mutant} if mutant else {}), **(extra_env or {})}
         started = time.monotonic()
         proc = self._pytest([*nodeids, f"--jobquake-artifacts={artifacts}", f"--jobquake-seed={self.config.seed}",
-                             "-q", "-rfE"], env=env)
+                             "-q", "-rfE", *args], env=env)
         outcome = Outcome(mutant, nodeids, proc.returncode, seconds=time.monotonic() - started)
         (artifacts).mkdir(parents=True, exist_ok=True)
         (artifacts / "pytest.out").write_text(proc.stdout + proc.stderr)
@@ -152,20 +156,27 @@ class MutationMatrix:
                                  if line.startswith(("FAILED ", "ERROR ")) and len(line.split()) > 1})
         return outcome
 
-    def run(self) -> tuple[Outcome, list[MutantResult]]:
+    def run(self, runner: Runner | None = None) -> tuple[Outcome, list[MutantResult]]:
+        """The baseline and every mutant asked for against its declared scenarios; ``runner`` runs them
+        (default ``run_each``; ``harness.mutation_plan.run_shared`` packs mutants into shared sessions)."""
         catches = self.catches()
         by_mutant: dict[str, list[tuple[str, str | None]]] = {name: [] for name in self.mutants}
         for nodeid, marks in catches.items():
             for mutant, invariant in marks:
                 if mutant in by_mutant:  # else not among the mutants asked for
                     by_mutant[mutant].append((nodeid, invariant))
-        declared = [name for name, expected in by_mutant.items() if expected]
-        baseline, *outcomes = self.in_parallel(
-            lambda name: self.run_one(name, sorted({n for n, _ in by_mutant[name]}) if name else [self.scenarios]),
-            [None, *declared])
-        found = dict(zip(declared, outcomes))
+        declared = {name: sorted({n for n, _ in expected}) for name, expected in by_mutant.items() if expected}
+        baseline, found = (runner or MutationMatrix.run_each)(self, declared, list(catches))
         return baseline, [MutantResult(name, self.mutants[name], by_mutant[name], found.get(name))
                           for name in self.mutants]
+
+
+    def run_each(self, declared: dict[str, list[str]],
+                 scenarios: list[str]) -> tuple[Outcome, dict[str, Outcome]]:
+        """The baseline (the whole suite) and a session per mutant over its declared scenarios, all at once."""
+        baseline, *outcomes = self.in_parallel(lambda name: self.run_one(name, declared[name] if name else
+                                                                         [self.scenarios]), [None, *declared])
+        return baseline, dict(zip(declared, outcomes))
 
 
 def render(baseline: Outcome, results: list[MutantResult]) -> list[str]:

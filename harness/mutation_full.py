@@ -29,26 +29,26 @@ runs with it: some paths are taken only with some timing (a heartbeat that
 meets a database restart mid-write), and a baseline that missed one must not
 skip the very scenario written to take it. An app that records no reach gets
 every pair run.
+
+Mutants share sessions where that is faithful (``harness.mutation_plan``):
+at most ``jobs`` sessions each run several mutants' scenarios one mutant
+after another, restarting the app's processes in between, so the fixed cost
+of a session is paid a few times instead of once per mutant.
 """
 from __future__ import annotations
 
-import shutil
-import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from harness.mutation import MutationMatrix, Outcome
-from harness.mutation_reach import ENV_VAR as REACH_ENV
-from harness.mutation_reach import read_windows, scenarios_reaching
+from harness.mutation_baseline import run_baseline, spans
+from harness.mutation_plan import run_packed, shareable
+from harness.mutation_reach import scenarios_reaching
 
 # results about the run itself, not about the app: never a catch by invariant
 NOT_APP_INVARIANTS = frozenset({"faults_landed", "settled_before_verdict", "no_work_from_earlier_tests",
                                 "no_work_leaked_to_later_tests"})
 ASSERT_ONLY = "assert"
-# the baseline's sessions at once: split four ways over refapp's suite it took 82 s, against 221 s as one
-# session (README, the full matrix's row); each shard pays a stack's start and stop, so not more
-BASELINE_SHARDS = 4
 
 
 @dataclass
@@ -101,81 +101,39 @@ class FullResult:
         return sorted({name for names in self.failures.values() for name in names})
 
 
-def run_full(matrix: MutationMatrix) -> tuple[Outcome, list[FullResult]]:
-    """The baseline (recording reach), then each mutant against the scenarios that reach it (``matrix.jobs`` at once)."""
+def run_full(matrix: MutationMatrix, shared: bool = True) -> tuple[Outcome, list[FullResult]]:
+    """The baseline (recording reach), then each mutant against the scenarios that reach it (``matrix.jobs``
+    sessions at once; with ``shared``, mutants that may share a session do: ``harness.mutation_plan``)."""
     declared: dict[str, list[tuple[str, str | None]]] = {}
     catches = matrix.catches()
     for nodeid, marks in catches.items():
         for mutant, invariant in marks:
             declared.setdefault(mutant, []).append((nodeid, invariant))
-    baseline, reach = _baseline(matrix, list(catches))
+    baseline, reach = run_baseline(matrix, list(catches))
     # None: the app records no reach; earlier baselines' reach counts too (timing decides some paths)
     selected = scenarios_reaching(reach, list(catches), matrix.mutants, matrix.work / "reach-history.json")
     if selected is not None:  # a scenario written for a mutant runs with it, whatever this baseline's timing reached
         selected = {name: sorted({*nodeids, *(n for n, _ in declared.get(name, []))})
                     for name, nodeids in selected.items()}
-    spans = {w.nodeid: w.end - w.setup for folder in reach for w in read_windows(folder)}
+    took = spans(reach)
 
     def cost(name: str) -> float:  # the baseline's seconds for a mutant's scenarios: the longest start first
-        return baseline.seconds if selected is None else sum(spans.get(n, 0.0) for n in selected[name])
+        return baseline.seconds if selected is None else sum(took.get(n, 0.0) for n in selected[name])
 
-    order = sorted(matrix.mutants, key=cost, reverse=True)
-    found = dict(zip(order, matrix.in_parallel(
-        lambda name: _run_selected(matrix, name, None if selected is None else selected[name]), order)))
+    found = _run_mutants(matrix, selected, shareable(matrix, reach) if shared else set(), cost)
     return baseline, [FullResult(name, matrix.mutants[name], found[name], declared.get(name, []), baseline,
                                  [] if selected is None else sorted(set(catches) - set(selected[name])), len(catches))
                       for name in matrix.mutants]
 
 
-def baseline_shards(nodeids: list[str], count: int) -> list[list[str]]:
-    """Whole test files in ``count`` shards (each file to the shard with the fewest tests yet, the
-    biggest file first), in suite order within a shard; no shard is empty."""
-    files: dict[str, list[str]] = {}
-    for nodeid in nodeids:
-        files.setdefault(nodeid.split("::")[0], []).append(nodeid)
-    shards: list[list[str]] = [[] for _ in range(max(1, min(count, len(files))))]
-    for tests in sorted(files.values(), key=len, reverse=True):
-        min(shards, key=len).extend(tests)
-    order = {nodeid: i for i, nodeid in enumerate(nodeids)}
-    return [sorted(shard, key=order.__getitem__) for shard in shards]
-
-
-def _baseline(matrix: MutationMatrix, nodeids: list[str]) -> tuple[Outcome, list[Path]]:
-    """The run with no mutant, recording reach: in shards at once when ``matrix.jobs`` allows.
-
-    Every mutant's session waits for the baseline's reach, so a baseline run
-    alone would leave the machine mostly idle for the length of the whole
-    suite. Each shard is a session of its own (its own stack and reach folder).
-    """
-    shards = baseline_shards(nodeids, min(matrix.jobs, BASELINE_SHARDS))
-    folders = [matrix.work / "reach" / f"shard-{i + 1}" for i in range(len(shards))]
-    shutil.rmtree(matrix.work / "reach", ignore_errors=True)
-    for folder in folders:
-        folder.mkdir(parents=True)
-    # containers neither inherit the variable nor share the host's pids: the docker backend runs every pair
-    recording = matrix.config.backend == "process"
-
-    def run(i: int) -> Outcome:
-        env = {REACH_ENV: str(folders[i])} if recording else {}
-        if len(shards) == 1:
-            return matrix.run_one(None, [matrix.scenarios], env)
-        return matrix.run_one(None, shards[i], env, label=f"none-{i + 1}of{len(shards)}")
-
-    started = time.monotonic()
-    outcomes = matrix.in_parallel(run, range(len(shards)), jobs=len(shards))
-    merged = Outcome(None, [n for o in outcomes for n in o.nodeids], max(o.exit_code for o in outcomes),
-                     {k: v for o in outcomes for k, v in o.violated.items()},
-                     sorted({n for o in outcomes for n in o.failed}), time.monotonic() - started)
-    return merged, folders
-
-
-def _run_selected(matrix: MutationMatrix, name: str, nodeids: list[str] | None) -> Outcome:
-    """One mutant's session: these scenarios (None: the whole suite; none: no session, the baseline's result)."""
-    if nodeids is None:
-        return matrix.run_one(name, [matrix.scenarios])
-    if not nodeids:
-        return Outcome(name, [], 0)
-    return matrix.run_one(name, nodeids)
+def _run_mutants(matrix: MutationMatrix, selected: dict[str, list[str]] | None, shareable: set[str],
+                 cost: Callable[[str], float]) -> dict[str, Outcome]:
+    """Each mutant's outcome over its selected scenarios (None: the whole suite, a session each), the
+    costliest sessions started first."""
+    if selected is None:
+        order = sorted(matrix.mutants, key=cost, reverse=True)
+        return dict(zip(order, matrix.in_parallel(lambda name: matrix.run_one(name, [matrix.scenarios]), order)))
+    return run_packed(matrix, selected, shareable, cost)
 
 
 def _short(nodeid: str) -> str:

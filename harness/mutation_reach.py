@@ -15,7 +15,7 @@ says the process is a child forked without exec, whose start-up is its
 parent's (a Celery pool process). ``--full`` sets the
 variable in the baseline session, whose app processes inherit it, and the
 plugin then writes each test's window (setup start, call start, teardown
-end) to ``windows.jsonl`` there. An app whose switch writes nothing gets
+end, its own pid) to ``windows.jsonl`` there. An app whose switch writes nothing gets
 every pair run.
 
 **Attribution** (a reach by process P of ``name`` at time t), built to
@@ -53,6 +53,7 @@ work folder), so a path taken once keeps its pairs running.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,12 +71,14 @@ STARTUP_S = 30.0  # a process's start-up: configuration is read here, and kept
 
 @dataclass(frozen=True)
 class Window:
-    """One test of the baseline session: setup start, call start (None: never called), teardown end."""
+    """One test of the baseline session: setup start, call start (None: never called), teardown end,
+    and the pid of the pytest process that ran it (None in windows written before it was recorded)."""
 
     nodeid: str
     setup: float
     call: float | None
     end: float
+    pid: int | None = None
 
 
 @dataclass
@@ -122,7 +125,7 @@ def read_windows(folder: Path) -> list[Window]:
     if not path.exists():
         return []
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [Window(r["nodeid"], r["setup"], r.get("call"), r["end"]) for r in rows]
+    return [Window(r["nodeid"], r["setup"], r.get("call"), r["end"], r.get("pid")) for r in rows]
 
 
 def _running(windows: list[Window], when: float) -> list[Window]:
@@ -154,6 +157,24 @@ def attribute(processes: Iterable[Process], windows: list[Window]) -> dict[str, 
             for window in running:
                 reached[window.nodeid].add(name)
     return reached
+
+
+def asked_by_the_session(folders: Iterable[Path]) -> set[str] | None:
+    """The mutants whose switch the baseline's pytest process itself asked (app code the scenarios
+    run in-process); None when a folder's windows do not say which process that was.
+
+    Such a process reads its settings once and keeps them, so a mutant it asks
+    for must be on from its first import: that mutant cannot share a session
+    with others (``harness.mutation_session``).
+    """
+    asked: set[str] = set()
+    for folder in folders:
+        pids = {w.pid for w in read_windows(folder)}
+        if not pids or None in pids:
+            return None
+        processes = read_processes(folder)
+        asked.update(name for pid in pids if pid in processes for _, name in processes[pid].reaches)
+    return asked
 
 
 def scenarios_reaching(folders: Path | Iterable[Path], nodeids: Iterable[str], mutants: Iterable[str],
@@ -205,7 +226,7 @@ class WindowRecorder:
             return (yield)
         finally:
             row = {"nodeid": item.nodeid, "setup": setup, "call": self.calls.pop(item.nodeid, None),
-                   "end": time.time()}
+                   "end": time.time(), "pid": os.getpid()}
             with self.path.open("a") as out:
                 out.write(json.dumps(row) + "\n")
 

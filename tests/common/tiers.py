@@ -39,6 +39,8 @@ SLOW_FILES = (
     "tests/integration/test_ownapp.py",  # the second app's mutation matrix: 7 sessions
     "tests/integration/test_reviewdesk.py",  # the Django app's mutation matrix: 7 sessions
     "tests/integration/test_nightly.py",  # 15 s nightly, then its replay
+    "tests/integration/test_mutation_session.py",  # a session of three mutants in turn
+    "tests/docs/test_scenarios.py",  # the docs' scenarios in a session against refapp: 29 s on a quiet machine
 )
 
 

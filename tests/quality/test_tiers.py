@@ -62,7 +62,9 @@ def test_the_recorder_adds_up_phases_under_xdist_and_keeps_earlier_tests(pyteste
     """)
     pytester.makepyfile(test_one="def test_a():\n    pass\n", test_two="def test_b():\n    pass\n")
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner session imports tests.common.tiers
-    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+    # one worker is enough for the reports to reach the controller; the plugins this suite does not need, off
+    result = pytester.runpytest_subprocess("-n", "1", "-p", "no:cacheprovider", "-p", "no:jobquake",
+                                           "-p", "no:pytest_postgresql", "-p", "no:benchmark", "-p", "no:anyio")
     result.assert_outcomes(passed=2)
     recorded = tiers.read(record)
     assert set(recorded) == {"test_gone.py::test_earlier", "test_one.py::test_a", "test_two.py::test_b"}

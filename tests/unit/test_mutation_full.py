@@ -5,7 +5,8 @@ from pathlib import Path
 
 from harness.config import find_pyproject, resolve
 from harness.mutation import MutationMatrix, Outcome
-from harness.mutation_full import FullResult, baseline_shards, full_to_json, render_full, run_full
+from harness.mutation_baseline import baseline_shards
+from harness.mutation_full import FullResult, full_to_json, render_full, run_full
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -24,7 +24,7 @@ def test_narrowed_to_some_mutants_scenarios_naming_others_are_not_an_error(monke
     })
     ran: list[tuple[str | None, list[str]]] = []
 
-    def run_one(mutant, nodeids):
+    def run_one(mutant, nodeids, env=None, label=None, args=()):
         ran.append((mutant, nodeids))
         return Outcome(mutant, nodeids, 1, violated={"s.py::a": ["every_job_terminal"]})
 
@@ -69,7 +69,7 @@ def test_results_go_to_the_artifacts_folder_by_default(tmp_path, monkeypatch, ca
         def __init__(self, config, **kwargs):
             self.mutants = {"bug": "a bug"}
 
-        def run(self):
+        def run(self, runner=None):
             found = Outcome(None, [], 0)
             return found, [MutantResult("bug", "a bug", [("t::x", None)], Outcome("bug", ["t::x"], 1))]
 

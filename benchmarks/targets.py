@@ -1,0 +1,87 @@
+"""The project's time targets, from a clean clone: `make test`, `make mutants-full`, the whole `.ci/run`.
+
+Clones this checkout's HEAD into a fresh folder, makes the clone's
+virtualenv there (``make setup`` with every extra; not timed: the targets
+are for a warm virtualenv), then runs each target in the clone and times
+it, with the machine's CPU (/proc/stat) and load average before and after:
+a run beside other work is slower, and says so. Writes
+``benchmarks/results/targets.json`` (and prints it): per target the clone's
+revision, its wall time, exit code, target, and what the target's own
+output says (the mutation score; `.ci/run`'s table of stages); targets not
+run keep their last figures.
+
+    flock /tmp/jq-heavy.lock .venv/bin/python benchmarks/targets.py [--only test mutants-full ci] [--keep]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from mutants_full import machine_cpu  # this script's folder: /proc/stat's busy time
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).parent / "results" / "targets.json"
+EXTRAS = "dev,docker,localstack"
+TARGETS = {  # name -> (command in the clone, target in minutes)
+    "test": (["make", "test"], 8),
+    "mutants-full": (["make", "mutants-full"], 12),
+    "ci": (["bash", ".ci/run"], 40),
+}
+
+
+def clone(into: Path) -> str:
+    """A clean clone of HEAD with its virtualenv; returns the revision."""
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(into)], check=True)
+    subprocess.run(["make", "setup", f"EXTRAS={EXTRAS}"], cwd=into, check=True, stdout=subprocess.DEVNULL)
+    return subprocess.run(["git", "-C", str(into), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def run_target(name: str, where: Path) -> dict:
+    """Time one target in the clone; its output kept beside the results in the clone's folder."""
+    command, target = TARGETS[name]
+    log = where / f"target-{name}.log"
+    load, cpu, started = os.getloadavg(), machine_cpu(), time.monotonic()
+    with log.open("w") as out:
+        code = subprocess.call(command, cwd=where, stdout=out, stderr=subprocess.STDOUT)
+    wall = time.monotonic() - started
+    text = log.read_text(errors="replace")
+    found = {"command": " ".join(command), "exit": code, "wall_s": round(wall, 1),
+             "wall": f"{int(wall // 60)} min {int(wall % 60)} s", "target_min": target,
+             "met": code == 0 and wall <= target * 60, "machine_cpu_s": round(machine_cpu() - cpu, 1),
+             "load_average_before": [round(x, 2) for x in load],
+             "load_average_after": [round(x, 2) for x in os.getloadavg()]}
+    found["says"] = [line for line in text.splitlines()
+                     if line.startswith(("mutation score", "pairs:", "ci: ")) or " passed" in line][-40:]
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", choices=sorted(TARGETS), default=list(TARGETS))
+    parser.add_argument("--keep", action="store_true", help="keep the clone (its logs) instead of removing it")
+    args = parser.parse_args()
+    where = Path(tempfile.mkdtemp(prefix="jobquake-targets-")) / "clone"
+    figures = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}  # other targets' last figures stay
+    try:
+        revision = clone(where)
+        for name in args.only:
+            figures[name] = {"revision": revision, "cores": os.cpu_count(), **run_target(name, where)}
+            print(json.dumps({name: figures[name]}, indent=1), flush=True)
+            RESULTS.write_text(json.dumps(figures, indent=1) + "\n")
+        print(f"results: {RESULTS}")
+    finally:
+        if args.keep:
+            print(f"clone kept: {where}")
+        else:
+            shutil.rmtree(where.parent, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""The matrix's run with no mutant, recording which scenarios reach which switch (``harness.mutation_reach``).
+
+Every mutant's session waits for it (the reach decides what runs, and with
+whom a mutant may share a session), so it runs in shards at once.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from harness.mutation import MutationMatrix, Outcome
+from harness.mutation_reach import ENV_VAR as REACH_ENV
+from harness.mutation_reach import read_windows
+
+# the baseline's sessions at once: split four ways over refapp's suite it took 82 s, against 221 s as one
+# session (the full matrix's figures); each shard pays a stack's start and stop, so not more
+BASELINE_SHARDS = 4
+
+
+def baseline_shards(nodeids: list[str], count: int) -> list[list[str]]:
+    """Whole test files in ``count`` shards (each file to the shard with the fewest tests yet, the
+    biggest file first), in suite order within a shard; no shard is empty."""
+    files: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        files.setdefault(nodeid.split("::")[0], []).append(nodeid)
+    shards: list[list[str]] = [[] for _ in range(max(1, min(count, len(files))))]
+    for tests in sorted(files.values(), key=len, reverse=True):
+        min(shards, key=len).extend(tests)
+    order = {nodeid: i for i, nodeid in enumerate(nodeids)}
+    return [sorted(shard, key=order.__getitem__) for shard in shards]
+
+
+def run_baseline(matrix: MutationMatrix, nodeids: list[str]) -> tuple[Outcome, list[Path]]:
+    """The run with no mutant, recording reach: in shards at once when ``matrix.jobs`` allows.
+
+    Every mutant's session waits for the baseline's reach, so a baseline run
+    alone would leave the machine mostly idle for the length of the whole
+    suite. Each shard is a session of its own (its own stack and reach folder).
+    """
+    shards = baseline_shards(nodeids, min(matrix.jobs, BASELINE_SHARDS))
+    folders = [matrix.work / "reach" / f"shard-{i + 1}" for i in range(len(shards))]
+    shutil.rmtree(matrix.work / "reach", ignore_errors=True)
+    for folder in folders:
+        folder.mkdir(parents=True)
+    # containers neither inherit the variable nor share the host's pids: the docker backend runs every pair
+    recording = matrix.config.backend == "process"
+
+    def run(i: int) -> Outcome:
+        env = {REACH_ENV: str(folders[i])} if recording else {}
+        if len(shards) == 1:
+            return matrix.run_one(None, [matrix.scenarios], env)
+        return matrix.run_one(None, shards[i], env, label=f"none-{i + 1}of{len(shards)}")
+
+    started = time.monotonic()
+    outcomes = matrix.in_parallel(run, range(len(shards)), jobs=len(shards))
+    merged = Outcome(None, [n for o in outcomes for n in o.nodeids], max(o.exit_code for o in outcomes),
+                     {k: v for o in outcomes for k, v in o.violated.items()},
+                     sorted({n for o in outcomes for n in o.failed}), time.monotonic() - started)
+    return merged, folders
+
+
+def spans(reach: list[Path]) -> dict[str, float]:
+    """{nodeid: seconds from its setup to its teardown's end} in the baseline: what a scenario costs."""
+    return {w.nodeid: w.end - w.setup for folder in reach for w in read_windows(folder)}
