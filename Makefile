@@ -25,7 +25,7 @@ test: setup
 # longer than the fast tier's budget in this very run
 test-all: setup
 	$(PYTEST) $(PARALLEL) --maxschedchunk 1 $(PYTEST_ARGS)
-	JOBQUAKE_REQUIRE_DURATIONS=1 $(PYTEST) -p no:cacheprovider -q tests/quality/test_tiers.py -k last_recorded_run
+	TIERS_REQUIRE_DURATIONS=1 $(PYTEST) -p no:cacheprovider -q tests/quality/test_tiers.py -k last_recorded_run
 
 # the scenario suite against refapp with no mutant, then with each mutant: all must be caught
 mutants: setup

@@ -130,8 +130,9 @@ OPTIONS += (
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 
 # Environment variables read directly where they act (not config keys): the tmpfs of throwaway data
-# (harness.stack.reaper), and the switch that makes the tests run as an attacker mandatory.
-RESERVED_ENV |= {"JOBQUAKE_MEMORY_DIR", "JOBQUAKE_REQUIRE_ROOT_TESTS"}
+# (harness.stack.reaper), the switch that makes the tests run as an attacker mandatory, and the
+# images' name prefix scripts/build-images.sh takes (set in a shell that later runs pytest).
+RESERVED_ENV |= {"JOBQUAKE_MEMORY_DIR", "JOBQUAKE_REQUIRE_ROOT_TESTS", "JOBQUAKE_IMAGE_PREFIX"}
 
 # Every number a setting can hold, inclusive bounds: a value outside fails at once with the key,
 # its source and the range, not later in a worker (an infinite time scale, 0 connections...).

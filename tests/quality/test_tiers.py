@@ -4,7 +4,7 @@
 marks them. Every ``make test`` / ``make test-all`` records each test's
 duration in ``.jobquake/test-durations.json`` (the last few runs of each);
 the last test here reads that record and judges each test by its fastest run. ``make test-all`` (CI) runs this file again after the whole suite,
-with ``JOBQUAKE_REQUIRE_DURATIONS=1``: there a missing record fails instead
+with ``TIERS_REQUIRE_DURATIONS=1``: there a missing record fails instead
 of skipping, so the check always sees the run that just measured.
 """
 from __future__ import annotations
@@ -76,8 +76,8 @@ def test_the_recorder_adds_up_phases_under_xdist_and_keeps_earlier_tests(pyteste
 def test_no_test_outside_the_slow_tier_took_longer_than_the_budget_in_the_last_recorded_run():
     if not RECORD.exists():
         reason = f"no {tiers.DEFAULT_RECORD}: `make test` and `make test-all` record one"
-        if os.environ.get("JOBQUAKE_REQUIRE_DURATIONS") == "1":
-            pytest.fail(reason + " (JOBQUAKE_REQUIRE_DURATIONS=1: it must be there)")
+        if os.environ.get("TIERS_REQUIRE_DURATIONS") == "1":
+            pytest.fail(reason + " (TIERS_REQUIRE_DURATIONS=1: it must be there)")
         pytest.skip(reason)
     recorded = tiers.read(RECORD)
     assert recorded, f"{RECORD} holds no test"
