@@ -164,8 +164,10 @@ class Run:
         self._collect_hard_limit_kills()
         for at, step in WALL_CLOCK.steps_since(self._opened):  # shown on the timeline: it explains odd wall times
             self.history.record(v.HARNESS, "ok", v.WALL_CLOCK_STEPPED, t=at, data={"step_s": step})
+        from harness.interference import record_interference
         from harness.limits import record_limits, record_results
 
+        record_interference(self)  # the control APIs: anything set there that the harness did not set
         record_limits(self)  # the app's declared limits and saved results: generic invariants' evidence
         record_results(self, self.database_dsn)
         snapshot = self.jobs.snapshot(self.database_dsn)

@@ -61,12 +61,16 @@ class DockerRedis(RedisService, ContainerService):
     # the server in the container may run as another uid (the official image's ``redis``): the file
     # is world-readable, and reachable only through the mount (its host folder is private)
     config_mode = 0o644
+    socket_path = None  # reached over TCP, on its port of 127.0.0.1
 
     def __init__(self, name: str, **kwargs: Any):
         ContainerService.__init__(self, name, **kwargs)  # not RedisService's: no host binary needed
         self.password = session_password()
         self.config_path = self.workdir / "redis.conf"
         self.mounts.append(Mount(str(self.config_path), target=f"{CONFIG_MOUNT}/redis.conf"))
+
+    def config_lines(self) -> list[str]:
+        return [f"requirepass {self.password}"]
 
     def command(self) -> list[str]:
         cmd = ["redis-server", f"{CONFIG_MOUNT}/redis.conf", "--bind", HOST, "--port", str(self.port),
@@ -86,6 +90,7 @@ class DockerPostgres(PostgresService, ContainerService):
     """
 
     image_key = "docker_postgres_image"
+    socket_dir = None  # reached over TCP, on its port of 127.0.0.1
     keep_on_stop = True  # a restart keeps the data, as the process backend's data dir does
 
     def __init__(self, name: str, *, max_connections: int = 60, schema: Any = None, **kwargs: Any):
@@ -119,7 +124,8 @@ class DockerPostgres(PostgresService, ContainerService):
         import psycopg
 
         return psycopg.connect(host=HOST, port=self.port, user=SUPERUSER, password=self.password,
-                               dbname=dbname, connect_timeout=2, autocommit=True, **kwargs)
+                               dbname=dbname, connect_timeout=2, autocommit=True, require_auth="scram-sha-256",
+                               **kwargs)
 
     def probe(self) -> bool:
         if not self._password_given:
@@ -196,6 +202,14 @@ class DockerPaidAPI(PaidAPIService, ContainerService):
     """``python -m harness.paidapi`` in a container."""
 
     image_key = "docker_paidapi_image"
+    secret_mode = 0o644  # read by the image's user through the mount only (its host folder is private)
+
+    def __init__(self, name: str, **kwargs: Any):
+        super().__init__(name, **kwargs)
+        self.mounts.append(Mount(str(self.token_path), target=f"{CONFIG_MOUNT}/control.token"))
+
+    def token_file(self) -> str:
+        return f"{CONFIG_MOUNT}/control.token"
 
     def container_env(self) -> dict[str, str]:
         return env_with_path(super().container_env(), HARNESS_MOUNT)
@@ -209,6 +223,14 @@ class DockerProxy(ProxyService, ContainerService):
 
     image_key = "docker_proxy_image"
     dials_out = True
+    secret_mode = 0o644  # read by the image's user through the mount only (its host folder is private)
+
+    def __init__(self, name: str, **kwargs: Any):
+        super().__init__(name, **kwargs)
+        self.mounts.append(Mount(str(self.token_path), target=f"{CONFIG_MOUNT}/control.token"))
+
+    def token_file(self) -> str:
+        return f"{CONFIG_MOUNT}/control.token"
 
     def container_command(self) -> list[str]:
         if "toxiproxy" in self.image:  # toxiproxy-server's flags; its image's entrypoint is the server
