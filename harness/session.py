@@ -21,6 +21,7 @@ from harness.isolation import isolate
 from harness.leaks import created_jobs, leaked_to_later, no_work_from_earlier_tests, without_leaks
 from harness.pending.verdict import settle_result
 from harness.run import Run, artifacts_dir_for
+from harness.session_artifacts import artifacts_folder, make_artifacts_folder
 from harness.stack import reaper
 from harness.stack.stack import Stack
 
@@ -53,8 +54,9 @@ class JobquakeSession:
 
     @property
     def artifacts_root(self) -> Path:
+        """This session's own folder under the artifacts folder (made by ``stack()``)."""
         root = Path(self.settings.artifacts)
-        return root if root.is_absolute() else self.pytest_config.rootpath / root
+        return artifacts_folder(self.pytest_config, root if root.is_absolute() else self.pytest_config.rootpath / root)
 
     # -- hooks ---------------------------------------------------------------------
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -189,6 +191,7 @@ class JobquakeSession:
         if self._stack is None:
             reaper.reap()  # what a killed earlier run left behind
             try:
+                make_artifacts_folder(self.pytest_config, self.artifacts_root.parent)  # or refused, before anything starts
                 stack = Stack(self.settings, reaper.run_dir() / "stack", on_worker_event=self._worker_event)
                 stack.start()  # stops what it started if it fails
             except ConfigError as exc:

@@ -22,7 +22,7 @@ def test_faults_left_injected_are_healed_before_the_verdict(pytester: pytest.Pyt
     # nothing ran through the faults: judged unknown, which this test lets pass to look at the healing
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--jobquake-on-unknown=warn")
     result.assert_outcomes(passed=1, warnings=4)
-    folder = next((pytester.path / ".jobquake" / "artifacts").glob("*test_faults_left_injected*"))
+    folder = next((pytester.path / ".jobquake" / "artifacts" / "latest").glob("*test_faults_left_injected*"))
     events = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
     faults = [(e["type"], e["name"], e["data"]["fault"]) for e in events if e["source"] == "fault"]
     assert faults[-4:] == [("invoke", "heal", "hold_database_connections"),
