@@ -78,6 +78,10 @@ class PostgresService(ProcessService):
         # unprivileged server user cannot enter; the run folder is ours and world-traversable,
         # and in memory when it can be (see reaper.memory_dir: the cluster lives one session)
         self.datadir = reaper.memory_dir() / f"pgdata-{self.port}"
+        # the socket beside the data, unless that path is too long for a socket (a deep TMPDIR)
+        lock_file = f"{self.datadir}/.s.PGSQL.{self.port}.lock"
+        self._sockets = (self.datadir if len(os.fsencode(lock_file)) <= reaper.SOCKET_PATH_MAX
+                         else reaper.socket_dir() / f"pg-{self.port}")
         self.used_template_cache = False
         self.password = session_password()
         self._login = self.password  # the password the superuser has now (the template's, until set)
@@ -88,11 +92,13 @@ class PostgresService(ProcessService):
     def remove_data(self) -> None:
         """Delete this cluster's data directory (after stop)."""
         shutil.rmtree(self.datadir, ignore_errors=True)
+        if self.socket_dir is not None and self.socket_dir != self.datadir:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
 
     @property
     def socket_dir(self) -> Path | None:
         """The folder of the server's Unix socket (None: reached over TCP only)."""
-        return self.datadir
+        return self._sockets
 
     @property
     def address(self) -> str:
@@ -105,7 +111,7 @@ class PostgresService(ProcessService):
     def command(self) -> list[str]:
         # -h '': no TCP listener; the port only names the socket file
         cmd = [str(self.bindir / "postgres"), "-D", str(self.datadir), "-h", "", "-p", str(self.port),
-               "-k", str(self.datadir), "-c", f"max_connections={self.max_connections}"]
+               "-k", str(self.socket_dir), "-c", f"max_connections={self.max_connections}"]
         for key, value in {**FAST_SETTINGS, **SESSION_SETTINGS}.items():
             cmd += ["-c", f"{key}={value}"]
         return cmd
@@ -120,6 +126,10 @@ class PostgresService(ProcessService):
             raise self.error(f"cannot copy the template cluster {template}: {exc.stderr.decode().strip()}") from exc
         with open(self.datadir / "pg_hba.conf", "w") as hba:  # keeps the server user's ownership
             hba.write(HBA_RULES)
+        if self.socket_dir != self.datadir:
+            os.mkdir(self.socket_dir, 0o700)
+            if self.run_as():
+                shutil.chown(self.socket_dir, self.run_as())
 
     def _initdb(self, staging: Path) -> str:
         """Make a cluster in ``staging`` whose superuser has a bootstrap password (kept beside it, ours only)."""
@@ -162,7 +172,7 @@ class PostgresService(ProcessService):
 
     def connect(self, dbname: str = "postgres", **kwargs) -> psycopg.Connection:
         """A superuser connection over the server's private socket."""
-        return psycopg.connect(host=str(self.datadir), port=self.port, user=SUPERUSER, dbname=dbname,
+        return psycopg.connect(host=str(self.socket_dir), port=self.port, user=SUPERUSER, dbname=dbname,
                                password=self._login, connect_timeout=2, autocommit=True, **kwargs)
 
     def probe(self) -> bool:

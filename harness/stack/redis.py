@@ -21,6 +21,7 @@ import redis as redis_client
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from harness.stack import reaper
 from harness.stack.binaries import find_redis_server
 from harness.stack.credentials import session_password, write_secret
 from harness.stack.process import HOST, ProcessService
@@ -37,13 +38,14 @@ class RedisService(ProcessService):
         self.binary = find_redis_server(binary)
         self.password = session_password()
         self.config_path = self.workdir / "redis.conf"
+        self._socket = reaper.socket_dir() / f"redis-{self.port}.sock"
 
     config_mode = 0o600  # read by the server, which runs as us
 
     @property
     def socket_path(self) -> Path | None:
         """The server's Unix socket (None: reached over TCP only)."""
-        return self.workdir / "redis.sock"
+        return self._socket
 
     @property
     def address(self) -> str:
