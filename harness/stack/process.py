@@ -22,6 +22,8 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO, Mapping, Sequence
 
+from harness._ports import release_port
+from harness._private_dir import private_dir
 from harness._wait import wait_until
 from harness.errors import ServiceError
 from harness.proxy.holding import bind_held, relisten, unlisten
@@ -113,10 +115,11 @@ class ProcessService:
         return str(self._listener.fileno()) if self._listener is not None else "<fd>"
 
     def release(self) -> None:
-        """Give the handed-over port back (the stack is done with this service)."""
+        """Give the port back, socket and claim (the stack is done with this service)."""
         listener, self._listener = self._listener, None
         if listener is not None:
             listener.close()
+        release_port(self._port)
 
     def _hold(self) -> None:
         """Refuse connections from now on, keeping the address (the service is going away)."""
@@ -136,7 +139,7 @@ class ProcessService:
             relisten(self._listener)
         cmd = self.command()
         reaper.adopt_orphans()
-        env = {**os.environ, **self.extra_env}
+        env = {**os.environ, **self._temporary_folder(), **self.extra_env}
         log = open(self.log_path, "ab")
         try:
             self._proc = self.launch(cmd, env, log)
@@ -146,6 +149,13 @@ class ProcessService:
             log.close()
         reaper.record(self._proc.pid)
         self._paused = False
+
+    def _temporary_folder(self) -> dict[str, str]:
+        """``TMPDIR`` in the run folder, for a process run as us: what it leaves there when it is killed
+        (a Celery pool's ``pymp-*`` folders) goes with the run folder, not into the machine's /tmp."""
+        if self.run_as() is not None:
+            return {}
+        return {"TMPDIR": str(private_dir(reaper.run_dir() / "tmp"))}
 
     def launch(self, cmd: list[str], env: dict[str, str], log: BinaryIO) -> Any:
         """Start ``cmd`` in a session of its own, output to ``log``: a ``Popen`` or what quacks like one

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from harness._ports import free_port
+from harness._ports import free_port, release_port
 from harness.config import Config, load_callable
 from harness.errors import ConfigError, ServiceError
 from harness.evidence import prepare_template
@@ -218,7 +218,9 @@ class Stack:
         stop_all([*self.workers.workers, *self.processes.values()], timeout)
         stop_all(self.infrastructure, timeout)
         for svc in self.services():
-            svc.release()  # the ports the harness held for its own servers
+            svc.release()  # each service's port: the socket held for it, and the claim
+        for port in [*self.proxy_ports.values()]:
+            release_port(port)
         self.backend.close()
 
     def __enter__(self) -> "Stack":
