@@ -43,6 +43,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from harness.session_artifacts import SessionArtifacts
 
     config.pluginmanager.register(SessionArtifacts(config), "jobquake-session-artifacts")  # xdist: one folder
+    from harness.start_failure import StartFailureReport
+
+    config.pluginmanager.register(StartFailureReport(), "jobquake-start-failure")  # told once, not per test
     config.pluginmanager.register(MarkerCheck(session.settings.mutants, config.rootpath), "jobquake-markers")
     from harness.nightly.pytest_entry import NightlyCollector
 

@@ -22,6 +22,7 @@ from harness.leaks import created_jobs, leaked_to_later, no_work_from_earlier_te
 from harness.pending.verdict import settle_result
 from harness.run import Run, artifacts_dir_for
 from harness.session_artifacts import artifacts_folder, make_artifacts_folder
+from harness.start_failure import did_not_start
 from harness.stack import reaper
 from harness.stack.stack import Stack
 
@@ -189,16 +190,21 @@ class JobquakeSession:
     # -- stack lifecycle -----------------------------------------------------------
     def stack(self) -> Stack:
         if self._stack is None:
-            reaper.reap()  # what a killed earlier run left behind
+            stack = None
             try:
+                reaper.reap()  # what a killed earlier run left behind
                 make_artifacts_folder(self.pytest_config, self.artifacts_root.parent)  # or refused, before anything starts
                 stack = Stack(self.settings, reaper.run_dir() / "stack", on_worker_event=self._worker_event)
                 stack.start()  # stops what it started if it fails
             except ConfigError as exc:
                 reaper.remove_run_dir()
                 pytest.exit(f"jobquake: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
-            except BaseException:
+            except (HarnessError, ExceptionGroup) as exc:  # told once, in one paragraph (start_failure.py)
+                failed = did_not_start(exc, stack, self.artifacts_root)
                 reaper.remove_run_dir()  # nothing of a failed start stays, the in-memory cluster included
+                raise failed from None
+            except BaseException:
+                reaper.remove_run_dir()
                 raise
             self._stack = stack
         return self._stack

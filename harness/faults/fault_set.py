@@ -20,6 +20,7 @@ others: each failure is recorded in the history and reported.
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import warnings
@@ -108,6 +109,14 @@ class Faults:
 
     def __len__(self) -> int:
         return len(self.injected)
+
+    def __getattr__(self, name: str) -> Any:
+        """Only reached for a name that is no fault: say which are (``kil_worker`` -> ``kill_worker``)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        close = difflib.get_close_matches(name, FAULTS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise AttributeError(f"jq.faults has no fault {name!r}; {hint}known: {', '.join(sorted(FAULTS))}")
 
 
 def _method(cls: type[Fault]) -> Any:

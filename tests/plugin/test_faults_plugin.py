@@ -31,7 +31,7 @@ def test_faults_left_injected_are_healed_before_the_verdict(pytester: pytest.Pyt
     verdict = {r["name"]: r for r in json.loads((folder / "verdict.json").read_text())["results"]}
     assert {name: r["valid"] for name, r in verdict.items()} == {
         "every_job_terminal": "unknown", "no_double_billing": "unknown", "no_lost_submission": "unknown",
-        "faults_landed": "unknown"}
+        "faults_landed": "unknown", "no_interference": True}
     assert [e["why"] for e in verdict["faults_landed"]["details"]["effects"]] == [
         "proxy_down was set, but the app logged no refused connection while it was (it made no "
         "attempt, or the fault was healed first)",
