@@ -50,6 +50,10 @@ class ProxyFields:
     upstream: str
     listen: str = DEFAULT_LISTEN
     enabled: bool = True
+    max_connections: int | None = None  # the embedded proxy's extension: open links at most
+
+
+MAX_CONNECTIONS = "jobquake_max_connections"
 
 
 def parse_proxy(body: Any, where: str = "") -> ProxyFields:
@@ -66,7 +70,15 @@ def parse_proxy(body: Any, where: str = "") -> ProxyFields:
     fields.listen = check_listen(body.get("listen") or DEFAULT_LISTEN)
     check_upstream(fields.upstream)
     fields.enabled = check_enabled(body.get("enabled", True))
+    fields.max_connections = check_max_connections(body.get(MAX_CONNECTIONS))
     return fields
+
+
+def check_max_connections(value: Any) -> int | None:
+    """How many connections the proxy keeps open at once (None: no bound); more are reset at once."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ApiError(400, f"{BAD_BODY}: {MAX_CONNECTIONS} must be a whole number >= 1, got {value!r}")
+    return value
 
 
 def check_enabled(value: Any) -> bool:

@@ -35,6 +35,7 @@ class TcpProxy:
         self.listen = spec.listen
         self.upstream = spec.upstream
         self.enabled = False
+        self.max_connections = spec.max_connections  # more open links than this are reset at once
         self.toxics: list[Toxic] = []
         self._server: asyncio.Server | None = None
         self._held: socket.socket | None = None  # the bound socket, kept while disabled
@@ -51,6 +52,7 @@ class TcpProxy:
             "enabled": self.enabled,
             "toxics": [toxic.to_json() for toxic in ordered],
             TRAFFIC: dict(self.traffic),
+            **({fields.MAX_CONNECTIONS: self.max_connections} if self.max_connections else {}),
         }
 
     async def start(self) -> None:
@@ -128,6 +130,11 @@ class TcpProxy:
 
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if not self.enabled:  # accepted just before the proxy was disabled
+            writer.transport.abort()
+            return
+        if self.max_connections is not None and len(self._links) >= self.max_connections:
+            # a bounded route: what it forwards to keeps slots for those who reach it directly
+            log.warning("proxy %s: %d connections open already, one more reset", self.name, len(self._links))
             writer.transport.abort()
             return
         # Created before the first await: seeds are drawn in accept order.
@@ -227,6 +234,7 @@ class ProxyCollection:
         if existing is not None:
             same_listen = fields.loopback_listen(existing.listen) == fields.loopback_listen(spec.listen)
             if same_listen and existing.upstream == spec.upstream:
+                existing.max_connections = spec.max_connections
                 return existing
             del self._proxies[spec.name]
             await existing.stop(release=True)

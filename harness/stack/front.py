@@ -56,8 +56,11 @@ def routed(proxied: Iterable[str], services: Mapping[str, Any]) -> list[str]:
 
 
 def attach_fronts(proxy: Any, services: Mapping[str, Any], routes: Iterable[str]) -> None:
-    """Give each socket-only service with a route its front, which it holds while it is down."""
+    """Give each socket-only service with a route its front, which it holds while it is down, and
+    bound the route's connections where the service keeps slots for direct clients (Postgres)."""
     for name in routes:
         service = services[name]
         if service.proxy_upstream.startswith("unix:"):
             service.front = Front(proxy, name)
+            if getattr(service, "front_limit", None):
+                proxy.limits[name] = service.front_limit

@@ -53,7 +53,11 @@ FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes"
 FAST_SETTINGS["track_commit_timestamp"] = "on"  # not for speed: the state log reads when each write became visible
 AUTHENTICATION_TIMEOUT = "5s"  # a connection that never finishes logging in holds a slot this long at most
 # segments in the data dir, not /dev/shm: a SIGKILLed server's would outlive it there
-SESSION_SETTINGS = {"dynamic_shared_memory_type": "mmap", "authentication_timeout": AUTHENTICATION_TIMEOUT}
+# slots only those who reach the socket directly can take: the fault proxy's route to it stops short of them,
+# so however many connections arrive through it (stalled logins included), the harness can read the verdict
+RESERVED_CONNECTIONS = 3
+SESSION_SETTINGS = {"dynamic_shared_memory_type": "mmap", "authentication_timeout": AUTHENTICATION_TIMEOUT,
+                    "superuser_reserved_connections": str(RESERVED_CONNECTIONS)}
 # every connection by password: the socket is private, but the fault proxy may forward others to it
 HBA_RULES = ("# written by jobquake for this session\n"
              "local all all scram-sha-256\n")
@@ -88,6 +92,11 @@ class PostgresService(ProcessService):
 
     def run_as(self) -> str | None:
         return unprivileged_user()
+
+    @property
+    def front_limit(self) -> int:
+        """The connections a route to it may hold at once: all but the reserved ones."""
+        return self.max_connections - RESERVED_CONNECTIONS
 
     def remove_data(self) -> None:
         """Delete this cluster's data directory (after stop)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from harness.proxy.fields import MAX_CONNECTIONS
 from harness.stack.credentials import control_token, write_secret
 from harness.stack.probe_http import probe_client
 from harness.stack.process import ProcessService
@@ -21,10 +22,12 @@ class ProxyService(ProcessService):
     start_timeout = 15.0
     port_handover = True
 
-    def __init__(self, *args, seed: int, routes: dict[str, tuple[int, str]] | None = None, **kwargs):
+    def __init__(self, *args, seed: int, routes: dict[str, tuple[int, str]] | None = None,
+                 limits: dict[str, int] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.seed = seed
         self.routes = dict(routes or {})  # proxy name -> (listen port, upstream host:port or unix:/path)
+        self.limits = dict(limits or {})  # proxy name -> connections it keeps open at most
         self.token = control_token()
         self.token_path = self.workdir / "control.token"
 
@@ -47,7 +50,8 @@ class ProxyService(ProcessService):
 
     def route_specs(self) -> list[dict]:
         """The session's routes as Toxiproxy's populate takes them: what the proxy must hold."""
-        return [{"name": name, "listen": f"{self.host}:{port}", "upstream": upstream, "enabled": True}
+        return [{"name": name, "listen": f"{self.host}:{port}", "upstream": upstream, "enabled": True,
+                 **({MAX_CONNECTIONS: self.limits[name]} if name in self.limits else {})}
                 for name, (port, upstream) in self.routes.items()]
 
     def after_ready(self) -> None:
