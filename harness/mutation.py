@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from harness.config import Config, load_callable
 from harness.errors import ConfigError
-from harness.report.artifacts_root import through_latest
+from harness._artifacts_root import through_latest
 
 T = TypeVar("T")
 

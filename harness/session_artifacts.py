@@ -1,4 +1,4 @@
-"""This pytest session's artifacts folder: its own, under a checked artifacts folder (``report.artifacts_root``).
+"""This pytest session's artifacts folder: its own, under a checked artifacts folder (``_artifacts_root``).
 
 Every process of one session (the xdist controller and its workers) shares
 one folder name: the controller draws it and passes it to each worker. The
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness.report.artifacts_root import checked_root, session_folder, session_id
+from harness._artifacts_root import checked_root, session_folder, session_id
 
 WORKER_KEY = "jobquake_session_id"  # in xdist's workerinput
 _NAME = pytest.StashKey[str]()

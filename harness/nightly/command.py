@@ -74,7 +74,7 @@ def _settings(args: argparse.Namespace):
 
 
 def through_latest(path: Path) -> Path:
-    from harness.report.artifacts_root import through_latest as newest
+    from harness._artifacts_root import through_latest as newest
 
     return newest(path)
 

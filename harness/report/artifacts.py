@@ -11,7 +11,7 @@ Layout::
 
 A session's folder holds one such folder per scenario, and the artifacts
 folder one folder per session, ``latest`` naming the newest
-(``artifacts_root.py``); ``jobquake report`` accepts any of the three.
+(``harness._artifacts_root``); ``jobquake report`` accepts any of the three.
 
 Files are written as run state is: never through a symlink (``O_NOFOLLOW``),
 to a fresh temporary name in the same folder (``O_EXCL``), then renamed over
@@ -31,7 +31,7 @@ from harness.evidence.snapshot import Snapshot
 from harness.history.history import History
 from harness.history.recorder import load
 from harness._safe_files import write_replacing
-from harness.report.artifacts_root import through_latest
+from harness._artifacts_root import through_latest
 from harness.report.html import render_html
 
 HISTORY = "history.jsonl"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness._safe_files import open_appending, write_replacing
-from harness.report.artifacts_root import ArtifactsFolderError, checked_root, session_folder
+from harness._artifacts_root import ArtifactsFolderError, checked_root, session_folder
 from harness.report.json_report import write_json
 from tests.plugin.test_plugin import PYPROJECT, SCENARIOS, TINYAPP
 
