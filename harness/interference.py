@@ -15,19 +15,15 @@ so a run whose control APIs could not be read is ``unknown`` there, never
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
-from harness.checks.interference import CONTROL_SOURCE
-from harness.checks.needs import READ
 from harness.errors import HarnessError
 from harness.history import vocabulary as v
 
-if TYPE_CHECKING:
-    from harness.run import Run
 
-
-def record_interference(run: Run) -> None:
-    """Compare each control API with what the harness set on it, into ``run``'s history."""
+def record_interference(run: Any) -> None:
+    """Compare each control API with what the harness set on it, into ``run``'s history (a
+    ``harness.run.Run``: this sits below it, with the sources of evidence that read it)."""
     surfaces: dict[str, tuple[Callable[[], list[str]], Callable[[], int | None], Any]] = {
         "proxy": (run.proxy.interference, run.proxy.refused, run.stack.proxy),
         "paidapi": (run.paidapi.interference, lambda: run.paidapi.stats().get("refused"), run.stack.paidapi),
@@ -47,4 +43,4 @@ def record_interference(run: Run) -> None:
         if new > 0:
             run.history.record(v.CONTROL, "info", v.REFUSED, data={"surface": surface, "count": new})
         checked += 1
-    run.history.record(v.HARNESS, "ok", READ, data={"source": CONTROL_SOURCE, "records": checked})
+    run.history.record(v.HARNESS, "ok", v.READ, data={"source": v.CONTROL_STATE_SOURCE, "records": checked})

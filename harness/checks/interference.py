@@ -18,16 +18,15 @@ from harness.history import vocabulary as v
 from harness.history.history import History
 
 NAME = "no_interference"
-CONTROL_SOURCE = "control_state"
 
 
 def _read(history: History, snapshot: Snapshot | None) -> Missing | None:
-    if last_read(history, CONTROL_SOURCE) is None:
+    if last_read(history, v.CONTROL_STATE_SOURCE) is None:
         return Missing("the control APIs (fault proxy, paid API) were not read before the verdict")
     return None
 
 
-CONTROL_STATE = Need(CONTROL_SOURCE, "the control APIs' state, compared with what the harness set", _read)
+CONTROL_STATE = Need(v.CONTROL_STATE_SOURCE, "the control APIs' state, compared with what the harness set", _read)
 
 
 @invariant(NAME, needs=(CONTROL_STATE,))

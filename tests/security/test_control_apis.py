@@ -18,6 +18,7 @@ import pytest
 
 from harness.checks import run_checks
 from harness.checks.interference import no_interference
+from harness.evidence.collect import collect
 from harness.paidapi.control import PaidAPIControl
 from harness.proxy.client import ProxyAPIError, ProxyClient
 from harness.stack.stack import Stack
@@ -79,7 +80,7 @@ def test_another_users_control_requests_are_refused_and_counted(attacker, stack,
         assert tried.returncode == 0, tried.stderr
         assert set(json.loads(tried.stdout).values()) == {401}, tried.stdout
         assert run.proxy.interference() == [] and run.paidapi.interference() == []
-        history, _snapshot = run._collect()
+        history, _snapshot = collect(run)
     refused = {e.data["surface"]: e.data["count"] for e in history if e.name == "refused"}
     assert refused == {"paidapi": 3, "proxy": 5}
     assert run_checks([no_interference], history, None).results[0].valid is True
@@ -102,7 +103,7 @@ def test_what_someone_else_sets_is_reported_and_the_next_reset_undoes_it(stack, 
         other_proxy.get_proxy("redis").destroy()
         other_paidapi.set_mode("fail", job_id="j1", status=500)
         other_paidapi.settings(time_scale=5.0)
-        history, _snapshot = run._collect()
+        history, _snapshot = collect(run)
     result = run_checks([no_interference], history, None).results[0]
     assert result.valid is False, result.message
     said = "\n".join(v["what"] for v in result.details["violations"])

@@ -62,7 +62,7 @@ def test_a_watcher_binding_every_port_on_our_command_lines_cannot_stop_a_stack(a
             submit(run, "watched")
             wait_until(lambda: job_state(run, "watched") == "done", timeout=30, what="the app's job through it all")
         finally:
-            run._close()
+            run.close()
         ours = {svc.port for svc in stack.infrastructure} | set(stack.proxy_ports.values())
     finally:
         watcher.stdin.close()
