@@ -23,6 +23,7 @@ import stat
 import time
 from pathlib import Path
 
+from harness._safe_files import folder_status
 from harness.errors import ConfigError
 
 LATEST = "latest"
@@ -77,13 +78,9 @@ def checked_root(path: str | os.PathLike[str]) -> Path:
     except FileExistsError:
         pass
     try:
-        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        info = folder_status(root)
     except OSError as exc:
         raise ArtifactsFolderError(root, f"not a folder ({exc.strerror})") from exc
-    try:
-        info = os.fstat(fd)
-    finally:
-        os.close(fd)
     if info.st_uid != os.geteuid():
         raise ArtifactsFolderError(root, f"it belongs to uid {info.st_uid}")
     if info.st_mode & SHARED_BITS:

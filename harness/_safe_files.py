@@ -5,7 +5,8 @@
 is never opened), then renames it over the target: readers see the whole old
 file or the whole new one, and a symlink planted under the target's name is
 replaced, not written through. ``open_appending`` opens a file to append to
-without following a symlink.
+without following a symlink; ``folder_status`` reads a folder's owner and mode
+on a descriptor opened that way, not through a name that may change meanwhile.
 """
 from __future__ import annotations
 
@@ -33,3 +34,13 @@ def open_appending(path: str | os.PathLike[str], mode: int = 0o644) -> IO[str]:
     """``path`` opened to append text to (made if missing); OSError (ELOOP) for a symlink."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, mode)
     return os.fdopen(fd, "a", encoding="utf-8")
+
+
+def folder_status(path: str | os.PathLike[str]) -> os.stat_result:
+    """The status of the folder ``path`` itself, read on its descriptor; OSError when it is a symlink
+    (ELOOP) or not a folder (ENOTDIR)."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        return os.fstat(fd)
+    finally:
+        os.close(fd)

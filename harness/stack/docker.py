@@ -52,6 +52,7 @@ def harness_mount() -> Mount:
 
 # where a service's private files (its config with the session's secret) appear in its container
 CONFIG_MOUNT = "/etc/jobquake"
+TOKEN_MOUNT = f"{CONFIG_MOUNT}/control.token"  # a control API's session token, in its container
 
 
 class DockerRedis(RedisService, ContainerService):
@@ -198,18 +199,25 @@ class DockerLocalStack(LocalStackSQS, ContainerService):
         self.create_queues()
 
 
-class DockerPaidAPI(PaidAPIService, ContainerService):
+class MountedToken:
+    """A control API in a container: its session token reaches it through a mounted file."""
+
+    secret_mode = 0o644  # read by the image's user through the mount only (its host folder is private)
+    token_path: Path
+    mounts: list[Mount]
+
+    def __init__(self, name: str, **kwargs: Any):
+        super().__init__(name, **kwargs)  # type: ignore[call-arg]
+        self.mounts.append(Mount(str(self.token_path), target=TOKEN_MOUNT))
+
+    def token_file(self) -> str:
+        return TOKEN_MOUNT
+
+
+class DockerPaidAPI(MountedToken, PaidAPIService, ContainerService):
     """``python -m harness.paidapi`` in a container."""
 
     image_key = "docker_paidapi_image"
-    secret_mode = 0o644  # read by the image's user through the mount only (its host folder is private)
-
-    def __init__(self, name: str, **kwargs: Any):
-        super().__init__(name, **kwargs)
-        self.mounts.append(Mount(str(self.token_path), target=f"{CONFIG_MOUNT}/control.token"))
-
-    def token_file(self) -> str:
-        return f"{CONFIG_MOUNT}/control.token"
 
     def container_env(self) -> dict[str, str]:
         return env_with_path(super().container_env(), HARNESS_MOUNT)
@@ -218,19 +226,11 @@ class DockerPaidAPI(PaidAPIService, ContainerService):
         return HARNESS_MOUNT  # ``python -m`` looks in its cwd first: the image's own copy must not win
 
 
-class DockerProxy(ProxyService, ContainerService):
+class DockerProxy(MountedToken, ProxyService, ContainerService):
     """The embedded proxy in a container, or a real Toxiproxy where its image is configured."""
 
     image_key = "docker_proxy_image"
     dials_out = True
-    secret_mode = 0o644  # read by the image's user through the mount only (its host folder is private)
-
-    def __init__(self, name: str, **kwargs: Any):
-        super().__init__(name, **kwargs)
-        self.mounts.append(Mount(str(self.token_path), target=f"{CONFIG_MOUNT}/control.token"))
-
-    def token_file(self) -> str:
-        return f"{CONFIG_MOUNT}/control.token"
 
     def container_command(self) -> list[str]:
         if "toxiproxy" in self.image:  # toxiproxy-server's flags; its image's entrypoint is the server
