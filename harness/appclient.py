@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import psycopg
 from psycopg import sql
@@ -23,6 +23,8 @@ from psycopg import sql
 from harness._wait import wait_until
 from harness.errors import HarnessError
 from harness.instrument import ENV_PROCESS
+
+__all__ = ["AppClient", "RESULT_MARK", "RUNNER", "SUBMITTER", "SUBMIT_TIMEOUT", "SubmitError"]
 
 SUBMITTER = "submit"  # the label of the submitting process in failpoint contexts (see submitter_match)
 RESULT_MARK = "jobquake-submit-result "
@@ -44,7 +46,7 @@ class SubmitError(HarnessError):
 class AppClient:
     """Submit jobs through the app's own function; read and wait for job rows by config."""
 
-    def __init__(self, jq: Any, *, submit: str, job_args: Callable[[int], dict] | None = None):
+    def __init__(self, jq: Any, *, submit: str, job_args: Callable[[int], dict[str, Any]] | None = None):
         if ":" not in submit:
             raise SubmitError(f"submit = {submit!r}: expected 'module:function'")
         self.jq = jq
@@ -119,9 +121,9 @@ class AppClient:
         query = sql.SQL("INSERT INTO {} ({}) VALUES ({}) RETURNING {}::text").format(
             sql.Identifier(t.table), sql.SQL(", ").join(map(sql.Identifier, values)),
             sql.SQL(", ").join(sql.Placeholder() * len(values)), sql.Identifier(t.id_column))
-        return self.query(query, *values.values())[0][0]
+        return cast("str", self.query(query, *values.values())[0][0])
 
-    def query(self, query: Any, *params: Any) -> list[tuple]:
+    def query(self, query: Any, *params: Any) -> list[tuple[Any, ...]]:
         """Run SQL on the app's database, directly; its rows (empty for statements without any)."""
         with psycopg.connect(self.jq.database_dsn, autocommit=True, connect_timeout=5) as conn:
             cursor = conn.execute(query, params)

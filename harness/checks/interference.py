@@ -13,7 +13,7 @@ from __future__ import annotations
 from harness.checks.needs import Missing, Need, last_read
 from harness.checks.result import Result, invalid_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
+from harness.history.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.history import History
 

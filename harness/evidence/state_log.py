@@ -32,10 +32,10 @@ A beat that changes nothing else costs one small insert.
 Names come from the app's config, so every identifier is validated and
 quoted (``psycopg.sql.Identifier``) before it enters generated SQL.
 ``read_state_log`` converts ``changed_at`` to monotonic time with the offset
-that was in force when the row was written (``harness.evidence.clock``: the
+that was in force when the row was written (``harness.history.clock``: the
 wall clock may have been stepped since); ``wall`` keeps the database's time. A change's ``t`` is the statement time; ``committed_at``
 (wall) and ``committed_t`` (monotonic) are None when the server does not
-track commit times. ``harness.history.converters.events_from_state_log``
+track commit times. ``harness.evidence.events.events_from_state_log``
 turns the rows into ``job`` events (``harness.history.timing`` picks a time).
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ from typing import Any
 from psycopg import sql
 
 from harness.errors import ConfigError
-from harness.evidence.clock import wall_to_monotonic
+from harness.history.clock import wall_to_monotonic
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 DEFAULT_LOG_TABLE = "jobquake_state_log"

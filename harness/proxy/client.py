@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import httpx
@@ -26,6 +26,8 @@ from harness._control_token import token_headers
 from harness.errors import HarnessError
 from harness.proxy.expected import ExpectedState
 from harness.proxy.toxics import TRAFFIC
+
+__all__ = ["DEFAULT_TIMEOUT", "Proxy", "ProxyAPIError", "ProxyClient", "Toxic"]
 
 DEFAULT_TIMEOUT = 5.0  # seconds per request; the API answers in milliseconds
 REFUSED_FIELD = "jobquake_refused"  # the embedded proxy's count, on /version, of requests without the token
@@ -71,17 +73,17 @@ class Proxy:
 
     @property
     def name(self) -> str:
-        return self._data["name"]
+        return cast("str", self._data["name"])
 
     @property
     def listen(self) -> str:
         """host:port it listens on (the real port, once listening)."""
-        return self._data["listen"]
+        return cast("str", self._data["listen"])
 
     @property
     def upstream(self) -> str:
         """host:port it forwards to."""
-        return self._data["upstream"]
+        return cast("str", self._data["upstream"])
 
     @property
     def enabled(self) -> bool:
@@ -209,7 +211,7 @@ class ProxyClient:
 
     def listed(self) -> dict[str, dict[str, Any]]:
         """Every proxy as the server lists it (name, listen, upstream, enabled, toxics)."""
-        return self.request("GET", "/proxies")
+        return cast("dict[str, dict[str, Any]]", self.request("GET", "/proxies"))
 
     def interference(self) -> list[str]:
         """What the server shows that this client did not set (``ExpectedState.differences``)."""

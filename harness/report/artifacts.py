@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness._artifacts_root import through_latest
+from harness._safe_files import write_replacing
 from harness.checks.result import Verdict
-from harness.evidence.snapshot import Snapshot
 from harness.history.history import History
 from harness.history.recorder import load
-from harness._safe_files import write_replacing
-from harness._artifacts_root import through_latest
+from harness.history.snapshot import Snapshot
 from harness.report.html import render_html
 
 HISTORY = "history.jsonl"

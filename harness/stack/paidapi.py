@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from harness.stack.credentials import control_token, write_secret
 from harness.stack.probe_http import probe_client
 from harness.stack.process import ProcessService
+
+if TYPE_CHECKING:
+    from harness.paidapi.control import PaidAPIControl
 
 
 class PaidAPIService(ProcessService):
@@ -21,9 +25,9 @@ class PaidAPIService(ProcessService):
     start_timeout = 15.0
     port_handover = True
 
-    def __init__(self, *args, seed: int, time_scale: float, profile: str = "default",
+    def __init__(self, *args: Any, seed: int, time_scale: float, profile: str = "default",
                  call_key: str = "", call_key_header: str = "Idempotency-Key",
-                 prices: dict | None = None, **kwargs):
+                 prices: dict[str, Any] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.seed = seed
         self.time_scale = time_scale
@@ -65,7 +69,7 @@ class PaidAPIService(ProcessService):
         if control.settings() != self._session_settings:
             control.settings(**self._session_settings)
 
-    def control(self):
+    def control(self) -> PaidAPIControl:
         """A client of this service, made once and reused (each holds a connection pool)."""
         if getattr(self, "_control", None) is None:
             from harness.paidapi.control import PaidAPIControl

@@ -8,11 +8,15 @@ harness asks: its routes, made at start and made again by every reset.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 from harness.proxy.fields import MAX_CONNECTIONS
 from harness.stack.credentials import control_token, write_secret
 from harness.stack.probe_http import probe_client
 from harness.stack.process import ProcessService
+
+if TYPE_CHECKING:
+    from harness.proxy.client import ProxyClient
 
 
 class ProxyService(ProcessService):
@@ -22,8 +26,8 @@ class ProxyService(ProcessService):
     start_timeout = 15.0
     port_handover = True
 
-    def __init__(self, *args, seed: int, routes: dict[str, tuple[int, str]] | None = None,
-                 limits: dict[str, int] | None = None, **kwargs):
+    def __init__(self, *args: Any, seed: int, routes: dict[str, tuple[int, str]] | None = None,
+                 limits: dict[str, int] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.seed = seed
         self.routes = dict(routes or {})  # proxy name -> (listen port, upstream host:port or unix:/path)
@@ -48,7 +52,7 @@ class ProxyService(ProcessService):
     def probe(self) -> bool:
         return probe_client().get(f"{self.url}/version").is_success
 
-    def route_specs(self) -> list[dict]:
+    def route_specs(self) -> list[dict[str, Any]]:
         """The session's routes as Toxiproxy's populate takes them: what the proxy must hold."""
         return [{"name": name, "listen": f"{self.host}:{port}", "upstream": upstream, "enabled": True,
                  **({MAX_CONNECTIONS: self.limits[name]} if name in self.limits else {})}
@@ -68,7 +72,7 @@ class ProxyService(ProcessService):
         client.populate(self.route_specs())
         client.reset()
 
-    def client(self):
+    def client(self) -> ProxyClient:
         """A client of this service, made once and reused (each holds a connection pool)."""
         if getattr(self, "_client", None) is None:
             from harness.proxy.client import ProxyClient

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from harness._ports import free_port, release_port
 from harness.config import Config, load_callable
@@ -17,10 +17,20 @@ from harness.evidence import prepare_template
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
 from harness.stack.front import attach_fronts, routed
+from harness.stack.paidapi import PaidAPIService
+from harness.stack.postgres import PostgresService
 from harness.stack.process import ProcessService, start_all, stop_all
+from harness.stack.proxy import ProxyService
 from harness.stack.readiness import ReadyCheck
-from harness.stack.sqs import QueueSpec
+from harness.stack.redis import RedisService
+from harness.stack.sqs import QueueSpec, SQSService
 from harness.stack.worker import WorkerPool
+
+if TYPE_CHECKING:
+    from harness.failpoints.control import FailpointControl
+    from harness.instrument.control import InstrumentControl
+
+__all__ = ["PROCESS_KEYS", "PROXYABLE", "Stack"]
 
 PROXYABLE = ("paidapi", "redis", "postgres", "sqs")
 PROCESS_KEYS = {"command", "ready", "start_timeout", "instrument"}
@@ -30,17 +40,17 @@ class Stack:
     """Every service of a session, built from one Config."""
 
     config: Config
-    redis: ProcessService
-    postgres: ProcessService
-    sqs: ProcessService
-    paidapi: ProcessService
-    proxy: ProcessService
+    redis: RedisService  # each backend's service is a subclass of the process backend's
+    postgres: PostgresService
+    sqs: SQSService
+    paidapi: PaidAPIService
+    proxy: ProxyService
     processes: dict[str, AppProcess]  # the app's own processes (api, relay, sweeper...), by name
     workers: WorkerPool
     values: dict[str, Any]
 
     def __init__(self, config: Config, workdir: Path,
-                 on_worker_event: Callable[[str, Any, dict], None] | None = None):
+                 on_worker_event: Callable[[str, Any, dict[str, Any]], None] | None = None):
         self.config = config
         self.workdir = Path(workdir)
         bad = set(config.proxied) - set(PROXYABLE)
@@ -48,7 +58,9 @@ class Stack:
             raise ConfigError(f"proxied: cannot proxy {sorted(bad)}; choose from {PROXYABLE}", key="proxied")
         self.backend = backend = backend_for(config)
         schema = self._template_builder(config)
-        common = lambda name: {"port": free_port(), "workdir": self.workdir / name}  # noqa: E731
+        def common(name: str) -> dict[str, Any]:
+            return {"port": free_port(), "workdir": self.workdir / name}
+
         self.redis = backend.redis("redis", **common("redis"))
         self.postgres = backend.postgres("postgres", schema=schema,
                                          max_connections=config.postgres_max_connections, **common("postgres"))
@@ -255,13 +267,13 @@ def _queue(spec: Any) -> QueueSpec:
         raise ConfigError(f"queues: bad queue {spec!r}: {exc}", key="queues") from exc
 
 
-def _instrument_control(path: Path):
+def _instrument_control(path: Path) -> InstrumentControl:
     from harness.instrument.control import InstrumentControl
 
     return InstrumentControl.create(path)
 
 
-def _failpoint_control(path: Path):
+def _failpoint_control(path: Path) -> FailpointControl:
     from harness.failpoints.control import FailpointControl
 
     return FailpointControl.create(path)

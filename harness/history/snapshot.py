@@ -20,6 +20,8 @@ from harness._safe_files import write_replacing
 
 from harness.config import DEFAULT_TERMINAL_STATES
 
+__all__ = ["JobRow", "Snapshot"]
+
 
 @dataclass(frozen=True)
 class JobRow:
