@@ -45,7 +45,7 @@ class Front:
             self.proxy.client().get_proxy(self.route).update(enabled=enabled)
         except ProxyAPIError as exc:
             # the port stays the proxy's either way: only the refusal the app sees is lost
-            log.warning("front %s: cannot %s it: %s", self.route, "open" if enabled else "hold", exc)
+            log.info("front %s: cannot %s it: %s", self.route, "open" if enabled else "hold", exc)
 
 
 def routed(proxied: Iterable[str], services: Mapping[str, Any]) -> list[str]:
