@@ -32,10 +32,11 @@ RESULTS = ROOT / "benchmarks" / "results" / "reset_cost.json"
 # runs in each tree: start the stack, then one reset per line read, answering its seconds
 SERVE = """
 import sys, time
+from pathlib import Path
 from harness.config import resolve
 from harness.stack import reaper
 from harness.stack.stack import Stack
-config = resolve(cli={"workers": 2}, environ={}, pyproject="tests/tinyapp/pyproject.toml")
+config = resolve(cli={"workers": 2}, environ={}, pyproject=Path("tests/tinyapp/pyproject.toml"))
 stack = Stack(config, reaper.run_dir() / "reset-cost")
 stack.start()
 print("ready", flush=True)

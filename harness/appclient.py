@@ -3,7 +3,8 @@
 The scenarios ``jobquake init`` writes use it: ``submit`` calls the app's
 own function that takes a new job (``"module:function"``), in a process of
 its own started with the app's environment (as the API process that calls
-it in production would be), and records the submission in the run's
+it in production would be; a Django project's settings, named by
+``DJANGO_SETTINGS_MODULE``, are set up first), and records the submission in the run's
 history (``invoke``, then ``ok`` with the job id, or ``fail``), which is
 what ``no_lost_submission`` judges. The job rows are read through the
 config's column names, directly (never through the fault proxy).
@@ -31,7 +32,10 @@ RESULT_MARK = "jobquake-submit-result "
 SUBMIT_TIMEOUT = 60.0  # seconds a submission may take (a pool wait, a slow commit) before it is an error
 # run in the submitting process: import the function, call it, print its result on a marked line
 RUNNER = """
-import importlib, json, sys
+import importlib, json, os, sys
+if os.environ.get("DJANGO_SETTINGS_MODULE"):  # a Django project's code needs its app registry first
+    import django
+    django.setup()
 module, _, name = sys.argv[1].partition(":")
 args = json.loads(sys.argv[2])
 result = getattr(importlib.import_module(module), name)(**args)
