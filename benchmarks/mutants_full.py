@@ -101,7 +101,7 @@ def restarts_in(work: Path) -> dict:
     sessions = {}
     for session in sorted(p for p in work.iterdir() if p.is_dir() and (p / "pytest.out").exists()):
         tests = restarted = 0
-        for path in session.glob("*/history.jsonl"):
+        for path in (session / "latest").glob("*/history.jsonl"):  # the pytest session's own folder
             tests += 1
             restarted += any(e.name == "isolate" and (e.data or {}).get("stopped") for e in load(path))
         sessions[session.name] = {"tests": tests, "restarts": restarted}

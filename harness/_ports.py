@@ -8,6 +8,12 @@ processes never pick the same one. The lock files are private to the user
 (a 0700 folder per uid), so another user can neither hold nor plant our
 claims; two users' runs may rarely pick the same port before either binds it,
 and the loser's service then exits at once and is reported as such.
+
+A released claim removes its lock file, and the first claim of a process
+sweeps the files no live process holds (left by a process that ended
+without releasing), so the folder holds only the claims of running
+processes. A lock is only trusted while its file is still the one at its
+path: a claim that raced a removal tries again.
 """
 from __future__ import annotations
 
@@ -26,6 +32,48 @@ PORT_RANGE = (20000, 32000)
 LOCK_DIR = Path(tempfile.gettempdir()) / f"jobquake-ports-{os.geteuid()}"
 
 _held: dict[int, int] = {}  # port -> fd of its lock file, kept open to keep the claim
+_swept = False
+
+
+def _lock_path(port: int) -> Path:
+    return LOCK_DIR / f"{port}.lock"
+
+
+def _still_there(fd: int, path: Path) -> bool:
+    """True when ``path`` is still the file ``fd`` locked (not removed or replaced since it was opened)."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _lock(path: Path) -> int | None:
+    """An fd holding an exclusive lock on ``path`` (made if missing), or None when someone holds it."""
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    if not _still_there(fd, path):  # removed by its releaser or a sweep since we opened it
+        os.close(fd)
+        return None
+    return fd
+
+
+def sweep_stale_locks() -> int:
+    """Remove the lock files nobody holds (their process ended without releasing them); how many."""
+    removed = 0
+    for path in LOCK_DIR.glob("*.lock"):
+        try:
+            fd = _lock(path)
+        except OSError:
+            continue  # not a regular file of ours (ELOOP): left alone
+        if fd is not None:
+            path.unlink(missing_ok=True)
+            os.close(fd)
+            removed += 1
+    return removed
 
 
 def _bindable(port: int) -> bool:
@@ -38,12 +86,13 @@ def _bindable(port: int) -> bool:
 
 
 def _claim(port: int) -> bool:
+    global _swept
     private_dir(LOCK_DIR)
-    fd = os.open(LOCK_DIR / f"{port}.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
+    if not _swept:
+        _swept = True
+        sweep_stale_locks()
+    fd = _lock(_lock_path(port))
+    if fd is None:
         return False
     _held[port] = fd
     return True
@@ -64,7 +113,9 @@ def free_port(rng: random.Random | None = None) -> int:
 
 
 def release_port(port: int) -> None:
-    """Give a claimed port back (its service has stopped)."""
+    """Give a claimed port back (its service has stopped), removing its lock file."""
     fd = _held.pop(port, None)
     if fd is not None:
+        if _still_there(fd, _lock_path(port)):
+            _lock_path(port).unlink(missing_ok=True)  # still locked: nobody can claim it in between
         os.close(fd)

@@ -40,7 +40,7 @@ def _run(args: argparse.Namespace) -> int:
     extra = [f"--jobquake-seed={args.seed}"] if args.seed is not None else []
     code = pytest.main([str(settings.root / settings.scenarios), "-p", "no:cacheprovider", *extra, *args.pytest_args])
     artifacts = settings.root / settings.artifacts
-    print(f"\nevidence and HTML timelines: {artifacts}/<scenario>/timeline.html")
+    print(f"\nevidence and HTML timelines: {artifacts}/latest/<scenario>/timeline.html")
     return int(code)
 
 

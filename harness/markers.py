@@ -10,7 +10,10 @@ the run at collection instead of passing silently or failing at teardown.
 """
 from __future__ import annotations
 
+import collections.abc
 import inspect
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -78,8 +81,48 @@ def _option_problems(name: str, checker: Checker, given: Any) -> list[str]:
     if not isinstance(given, Mapping):
         return [f"jobquake(options={{{name!r}: ...}}): expected a dict of options, got {given!r}"]
     params = list(inspect.signature(checker).parameters)[2:]  # after (history, snapshot)
-    return [f"jobquake(options): checker {name!r} has no option {key!r}; it has: {', '.join(params) or 'none'}"
-            for key in given if key not in params]
+    found = [f"jobquake(options): checker {name!r} has no option {key!r}; it has: {', '.join(params) or 'none'}"
+             for key in given if key not in params]
+    declared = _declared_types(checker)
+    for key, value in given.items():
+        if key in params and key in declared and not _matches(value, declared[key]):
+            found.append(f"jobquake(options={{{name!r}: {{{key!r}: {value!r}}}}}): expected "
+                         f"{_type_name(declared[key])}, got {type(value).__name__}")
+    return found
+
+
+def _declared_types(checker: Checker) -> dict[str, Any]:
+    """The checker's annotated option types (none when they cannot be resolved: nothing to check)."""
+    try:
+        return typing.get_type_hints(checker)
+    except Exception:  # noqa: BLE001 - a scenario's own checker with annotations we cannot resolve
+        return {}
+
+
+def _matches(value: Any, kind: Any) -> bool:
+    """Whether ``value`` fits ``kind``: the annotations checker options use (numbers, strings, flags,
+    lists of strings, mappings of numbers, optional and union of those); any other kind is not checked."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if kind is type(None) or kind is None:
+        return value is None
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, arg) for arg in args)
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind in (int, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is str:
+        return isinstance(value, str)
+    if origin in (collections.abc.Sequence, list, tuple):
+        return isinstance(value, (list, tuple)) and all(_matches(v, args[0]) for v in value) if args else True
+    if origin in (collections.abc.Mapping, dict):
+        return isinstance(value, Mapping) and (not args or all(_matches(v, args[1]) for v in value.values()))
+    return True
+
+
+def _type_name(kind: Any) -> str:
+    text = str(kind).replace("typing.", "").replace("collections.abc.", "")
+    return text.replace("<class '", "").replace("'>", "").replace("NoneType", "None")
 
 
 def jobquake_problems(kwargs: Mapping[str, Any]) -> list[str]:

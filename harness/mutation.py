@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from harness.config import Config, load_callable
 from harness.errors import ConfigError
+from harness._artifacts_root import through_latest
 
 T = TypeVar("T")
 # runs the baseline and each mutant's scenarios: (matrix, {mutant: nodeids}, every scenario) -> outcomes
@@ -147,7 +148,7 @@ class MutationMatrix:
         outcome = Outcome(mutant, nodeids, proc.returncode, seconds=time.monotonic() - started)
         (artifacts).mkdir(parents=True, exist_ok=True)
         (artifacts / "pytest.out").write_text(proc.stdout + proc.stderr)
-        report = artifacts / "run.json"
+        report = through_latest(artifacts / "run.json")  # in the session's own folder
         if report.exists():
             for nodeid, verdict in json.loads(report.read_text()).get("tests", {}).items():
                 outcome.violated[nodeid] = [r["name"] for r in verdict.get("results", []) if r.get("valid") is False]

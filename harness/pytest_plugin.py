@@ -40,6 +40,12 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as exc:  # a usage error (key, source, fix), not an INTERNALERROR
         raise pytest.UsageError(f"jobquake: {exc}") from None
     config.pluginmanager.register(session, SESSION_KEY)
+    from harness.session_artifacts import SessionArtifacts
+
+    config.pluginmanager.register(SessionArtifacts(config), "jobquake-session-artifacts")  # xdist: one folder
+    from harness.start_failure import StartFailureReport
+
+    config.pluginmanager.register(StartFailureReport(), "jobquake-start-failure")  # told once, not per test
     config.pluginmanager.register(MarkerCheck(session.settings.mutants, config.rootpath), "jobquake-markers")
     from harness.nightly.pytest_entry import NightlyCollector
 

@@ -15,9 +15,11 @@ from harness import markers
 from harness._signals import QUICK_STOP, StopOnSignal
 from harness.checks import Verdict
 from harness.checks.failure import failure_text
-from harness.errors import ConfigError, SettleTimeout
+from harness.errors import ConfigError, HarnessError, SettleTimeout
 from harness.report import junit_properties
 from harness.run import Run, artifacts_dir_for
+from harness.session_artifacts import artifacts_folder, make_artifacts_folder
+from harness.start_failure import did_not_start
 from harness.stack import reaper
 from harness.stack.stack import Stack
 from harness.verdict import Verdicts
@@ -47,8 +49,9 @@ class JobquakeSession:
 
     @property
     def artifacts_root(self) -> Path:
+        """This session's own folder under the artifacts folder (made by ``stack()``)."""
         root = Path(self.settings.artifacts)
-        return root if root.is_absolute() else self.pytest_config.rootpath / root
+        return artifacts_folder(self.pytest_config, root if root.is_absolute() else self.pytest_config.rootpath / root)
 
     # -- hooks ---------------------------------------------------------------------
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -138,15 +141,21 @@ class JobquakeSession:
     # -- stack lifecycle -----------------------------------------------------------
     def stack(self) -> Stack:
         if self._stack is None:
-            reaper.reap()  # what a killed earlier run left behind
+            stack = None
             try:
+                reaper.reap()  # what a killed earlier run left behind
+                make_artifacts_folder(self.pytest_config, self.artifacts_root.parent)  # or refused, before anything starts
                 stack = Stack(self.settings, reaper.run_dir() / "stack", on_worker_event=self._worker_event)
                 stack.start()  # stops what it started if it fails
             except ConfigError as exc:
                 reaper.remove_run_dir()
                 pytest.exit(f"jobquake: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
-            except BaseException:
+            except (HarnessError, ExceptionGroup) as exc:  # told once, in one paragraph (start_failure.py)
+                failed = did_not_start(exc, stack, self.artifacts_root)
                 reaper.remove_run_dir()  # nothing of a failed start stays, the in-memory cluster included
+                raise failed from None
+            except BaseException:
+                reaper.remove_run_dir()
                 raise
             self._stack = stack
         return self._stack

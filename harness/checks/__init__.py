@@ -33,6 +33,7 @@ from harness.checks.deadline import deadline_honoured
 from harness.checks.done_steps import no_paid_call_for_done_step
 from harness.checks.end_to_end import end_to_end_deadline
 from harness.checks.failure import InvariantUnknown, InvariantViolation, format_failure, violation_error
+from harness.checks.interference import no_interference
 from harness.checks.landed import faults_landed
 from harness.checks.live_attempts import no_live_attempt_taken
 from harness.checks.time_limits import soft_limit_honoured
@@ -69,4 +70,5 @@ __all__ = [
     "each_upload_its_own_job",
     "no_live_attempt_taken",
     "soft_limit_honoured",
+    "no_interference",
 ]

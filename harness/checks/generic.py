@@ -26,6 +26,7 @@ from harness.checks.time_limits import WORKER_LOGS, soft_limit_honoured
 from harness.checks.runner import Checker, checker_name
 from harness.evidence import Snapshot
 from harness.checks.writer_attempt import WRITERS, writes_by_current_attempt
+from harness.checks.interference import CONTROL_STATE, no_interference
 from harness.checks.upload_jobs import UPLOADS, each_upload_its_own_job
 from harness.history import vocabulary as v
 from harness.history.history import History
@@ -48,6 +49,7 @@ WHERE_EVIDENCE: tuple[tuple[Checker, tuple[Need, ...]], ...] = (
     (each_upload_its_own_job, (UPLOADS,)),
     (no_live_attempt_taken, (HEARTBEATS, STALE_AFTER)),
     (soft_limit_honoured, (WORKER_LOGS,)),
+    (no_interference, (CONTROL_STATE,)),
 )
 GENERIC_INVARIANTS: tuple[Checker, ...] = tuple(checker for checker, _ in WHERE_EVIDENCE)
 

@@ -31,6 +31,7 @@ from harness.checks.reasons import reasons_match_evidence
 from harness.checks.writer_attempt import writes_by_current_attempt
 from harness.checks.live_attempts import no_live_attempt_taken
 from harness.checks.time_limits import soft_limit_honoured
+from harness.checks.interference import no_interference
 
 GLOBAL_INVARIANTS: tuple[Checker, ...] = (every_job_terminal, no_double_billing, no_lost_submission)
 
@@ -58,6 +59,7 @@ ALL_CHECKERS: tuple[Checker, ...] = (
     each_upload_its_own_job,
     no_live_attempt_taken,
     soft_limit_honoured,
+    no_interference,
 )
 
 CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}

@@ -41,6 +41,7 @@ from harness.history.history import History
 from harness.history.snapshot import Snapshot
 from harness.history.timing import committed_data
 from harness.instrument.control import events_from_records
+from harness.interference import record_interference as control_state  # the control APIs: what others set
 from harness.limits import declared_limits, saved_results as read_saved_results
 
 class Run(Protocol):
@@ -48,7 +49,8 @@ class Run(Protocol):
 
     config: Any  # harness.config.Config
     history: Any  # harness.history.Recorder
-    paidapi: Any  # its ledger()
+    paidapi: Any  # its ledger(); interference() and stats() for the control state
+    proxy: Any  # its interference() and refused(), for the control state
     failpoints: Any  # its triggers()
     stack: Any  # its services(), workers, instrumentation, app_environment()
     jobs: Any  # harness.evidence.JobTable
@@ -145,7 +147,7 @@ def saved_results(run: Run) -> None:
 
 
 SOURCES: list[Source] = [paid_calls, failpoint_triggers, instrumentation, job_logs, hard_limit_kills,
-                         wall_clock_steps, app_limits, saved_results]
+                         wall_clock_steps, app_limits, saved_results, control_state]
 
 
 def final_snapshot(run: Run) -> Snapshot:

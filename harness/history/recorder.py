@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Iterable, Mapping
 
+from harness._safe_files import open_appending
 from harness.history.clock import wall_to_monotonic
 from harness.history.event import Event
 from harness.history.history import History
@@ -44,7 +45,7 @@ class Recorder:
             _drop_torn_tail(self.path)
             self._events = list(load(self.path))
         self._next_index = max((e.index for e in self._events), default=-1) + 1
-        self._file: IO[str] | None = open(self.path, "a", encoding="utf-8")
+        self._file: IO[str] | None = open_appending(self.path)  # never through a planted symlink
 
     def record(self, source: str, type: str, name: str, job_id: str | None = None,
                attempt: int | None = None, data: Mapping[str, Any] | None = None,

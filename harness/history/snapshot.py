@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any, Mapping
 
+from harness._safe_files import write_replacing
+
 from harness.config import DEFAULT_TERMINAL_STATES
 
 __all__ = ["JobRow", "Snapshot"]
@@ -95,8 +97,7 @@ class Snapshot:
         raw = self.to_dict()
         rows = ",\n ".join(encode(row) for row in raw.pop("jobs"))
         rest = encode(raw)[1:]  # the other keys (taken_at_wall, ...) after the jobs, with the closing brace
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write('{"jobs": [\n ' + rows + "\n], " + rest + "\n")
+        write_replacing(path, '{"jobs": [\n ' + rows + "\n], " + rest + "\n")  # never through a symlink
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "Snapshot":

@@ -51,6 +51,10 @@ instrument invoke task                 {pid, task, task_id, retries, redelivered
            ok     task                 {pid, task, task_id, state} it ended
            fail   job_id_from          {pid, task, task_id, expression, error}
                                         the job id was not where config says
+control    fail   interference         {surface, what}             a proxy, toxic, mode, gate or
+                                        setting of a control API that the harness did not set
+           info   refused              {surface, count}            control requests refused for
+                                        want of the session's token
 =========  ==========================  ==================================================
 
 ``job_id`` and ``attempt`` are top-level event fields whenever they are
@@ -84,9 +88,10 @@ QUERY = "query"
 HARNESS = "harness"
 INSTRUMENT = "instrument"
 HEARTBEAT = "heartbeat"
+CONTROL = "control"  # the control APIs (fault proxy, paid API): what someone other than the harness set
 
 SOURCES = (SUBMIT, JOB, WRITE, PAIDAPI, FAILPOINT, FAULT, WORKER, EVENT, SWEEP, BUDGET, QUERY, HARNESS,
-           INSTRUMENT, HEARTBEAT)
+           INSTRUMENT, HEARTBEAT, CONTROL)
 
 # event names
 STATE = "state"
@@ -109,6 +114,8 @@ WALL_CLOCK_STEPPED = "wall_clock_stepped"  # source ``harness``: the machine's w
 HARD_LIMIT = "hard_time_limit"  # source ``worker``: a task killed at its hard time limit (data: task, limit_s)
 BEAT = "beat"  # source ``heartbeat``: the job row's heartbeat column moved
 STREAM = "stream"  # source ``event``: the status event stream itself (``info``: it was lost)
+INTERFERENCE = "interference"  # source ``control``: a change to a control API the harness did not make
+REFUSED = "refused"  # source ``control``: control requests refused for want of the session's token
 LIMITS = "limits"  # source ``budget``: the app's layered limits (harness.limits)
 READ = "read"  # source ``harness``: a source of evidence was read (data: source, records)
 EXPECT = "expect"  # source ``harness``: what the scenario declared it makes (data: paid_calls, jobs)
@@ -120,6 +127,7 @@ STATE_LOG_SOURCE = "state_log"
 SNAPSHOT_SOURCE = "snapshot"
 HEARTBEAT_SOURCE = "heartbeat_log"
 WORKER_LOG_SOURCE = "worker_logs"  # records: the hard-limit kills found in the Celery workers' logs
+CONTROL_STATE_SOURCE = "control_state"  # records: the control APIs read (harness.interference)
 
 # the typed words of ``harness.history.record.Record`` (and of whoever records worker lifecycle)
 WorkerLifecycle = Literal["start", "ready", "killed", "exited"]

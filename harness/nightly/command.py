@@ -73,10 +73,17 @@ def _settings(args: argparse.Namespace):
     return cfg.resolve(cli=overrides, ini=cfg.read_ini(Path.cwd())[0], pyproject=cfg.find_pyproject(Path.cwd()))
 
 
+def through_latest(path: Path) -> Path:
+    from harness._artifacts_root import through_latest as newest
+
+    return newest(path)
+
+
 def _schedule(args: argparse.Namespace, config, nightly):
     from harness.nightly.schedule import MEAN_GAP_S, Schedule, draw, shard_seed
 
     if args.replay is not None:
+        args.replay = through_latest(args.replay)  # a pytest session's nightly: in its session's folder
         path = args.replay / "schedule.json" if args.replay.is_dir() else args.replay
         if not path.is_file():
             raise ConfigError(f"--replay {args.replay}: no schedule.json there (give a nightly run's folder)",
@@ -128,4 +135,4 @@ def main(args: argparse.Namespace) -> int:
 def merge_main(args: argparse.Namespace) -> int:
     from harness.nightly.shards import merge
 
-    return merge(args.dirs, args.out)
+    return merge([through_latest(folder) for folder in args.dirs], args.out)

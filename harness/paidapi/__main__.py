@@ -8,10 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import socket
 import sys
 
 from aiohttp import web
 
+from harness._control_token import read_token
 from harness.errors import ConfigError
 from harness.paidapi.pricing import PriceTable
 from harness.paidapi.profile import LatencyProfile
@@ -25,6 +27,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m harness.paidapi", description=__doc__)
     parser.add_argument("--host", default=HOST)
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--fd", type=int, default=None,
+                        help="serve on this listening socket, bound to --host:--port by the caller")
+    parser.add_argument("--token-file", default=None,
+                        help="file holding the token the control routes require (none: they answer anyone)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the latency draws")
     parser.add_argument("--time-scale", type=float, default=1.0,
                         help="multiply every latency by this (e.g. 0.01 in tests)")
@@ -45,6 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s paidapi %(message)s")
     try:
+        token = read_token(args.token_file)
+    except (OSError, ValueError) as exc:
+        print(f"paidapi: cannot read the control token: {exc}", file=sys.stderr)
+        return 2
+    try:
         provider = Provider(time_scale=args.time_scale, seed=args.seed,
                             profile=LatencyProfile.named(args.profile),
                             prices=PriceTable.from_config(_json(args.prices, "--prices")),
@@ -53,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"paidapi: {exc}", file=sys.stderr)
         return 2
     url = f"http://{args.host}:{args.port}"
+    where = {"sock": socket.socket(fileno=args.fd)} if args.fd is not None else {"host": args.host, "port": args.port}
     web.run_app(
-        make_app(provider), host=args.host, port=args.port, handler_cancellation=True,
+        make_app(provider, token), **where, handler_cancellation=True,
         shutdown_timeout=SHUTDOWN_TIMEOUT, access_log=None,
         print=lambda _banner: logging.getLogger("harness.paidapi").info("listening on %s", url),
     )

@@ -12,6 +12,8 @@ from harness.paidapi.provider import Provider
 log = logging.getLogger("harness.paidapi")
 
 PROVIDER = web.AppKey("provider", Provider)
+TOKEN = web.AppKey("token", str)  # the session's control token (None: the control API is open)
+REFUSED = web.AppKey("refused", list)  # the control requests refused for want of it, as "METHOD path from peer"
 
 
 @web.middleware

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import httpx
 
+from harness._control_token import token_headers
 from harness.errors import HarnessError, WaitTimeout
 
 __all__ = ["Gate", "PREFIX", "PaidAPIControl", "PaidAPIError", "PaidAPIWaitTimeout", "Rule"]
@@ -42,6 +43,7 @@ class Rule:
     def heal(self) -> None:
         """Remove the rule (hung calls are answered 503). Idempotent."""
         self.control._request("DELETE", f"/modes/{self.rule_id}", missing_ok=True)
+        self.control._rules.discard(self.rule_id)
 
     def __enter__(self) -> Rule:
         return self
@@ -81,6 +83,7 @@ class Gate:
     def heal(self) -> None:
         """Open and remove the gate: held calls go on, later ones pass. Idempotent."""
         self.control._request("DELETE", f"/gates/{self.gate_id}", missing_ok=True)
+        self.control._gates.discard(self.gate_id)
 
     def __enter__(self) -> Gate:
         return self
@@ -94,12 +97,17 @@ class Gate:
 
 
 class PaidAPIControl:
-    """Drive a fake provider at ``base_url`` (e.g. ``http://127.0.0.1:20123``)."""
+    """Drive a fake provider at ``base_url`` (e.g. ``http://127.0.0.1:20123``); ``token``: the session's
+    control token, sent with every request (the harness's services give it)."""
 
-    def __init__(self, base_url: str, timeout: float = 5.0):
+    def __init__(self, base_url: str, timeout: float = 5.0, token: str | None = None):
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self._http = httpx.Client(base_url=self.base_url + PREFIX, timeout=timeout)
+        self._http = httpx.Client(base_url=self.base_url + PREFIX, timeout=timeout, headers=token_headers(token))
+        # what this client set, which the server shows unless someone else changed it (``interference``)
+        self._rules: set[int] = set()
+        self._gates: set[int] = set()
+        self._settings: dict[str, Any] | None = None
 
     def close(self) -> None:
         """Close the HTTP connection pool."""
@@ -162,7 +170,9 @@ class PaidAPIControl:
         spec = _params(mode=mode, route=route, job_id=job_id, status=status, factor=factor,
                        seconds=seconds, count=count)
         spec["immediate"] = immediate
-        return Rule(self, self._request("POST", "/modes", json=spec))
+        rule = Rule(self, self._request("POST", "/modes", json=spec))
+        self._rules.add(rule.rule_id)
+        return rule
 
     def modes(self) -> list[dict[str, Any]]:
         """The rules in place."""
@@ -171,12 +181,15 @@ class PaidAPIControl:
     def clear_modes(self) -> None:
         """Remove every rule (hung calls are answered 503)."""
         self._request("DELETE", "/modes")
+        self._rules.clear()
 
     def gate(self, *, job_id: str | None = None, step: str | None = None,
              route: str | None = None) -> Gate:
         """Hold every matching call before generation until the gate is healed (a control, not a fault)."""
         spec = _params(job_id=job_id, step=step, route=route)
-        return Gate(self, self._request("POST", "/gates", json=spec))
+        gate = Gate(self, self._request("POST", "/gates", json=spec))
+        self._gates.add(gate.gate_id)
+        return gate
 
     def gates(self) -> list[dict[str, Any]]:
         """The gates in place."""
@@ -187,12 +200,32 @@ class PaidAPIControl:
     def reset(self) -> None:
         """Clear ledger, rules and gates; held and hung calls are answered 503."""
         self._request("POST", "/reset")
+        self._rules.clear()
+        self._gates.clear()
 
     def settings(self, **changes: Any) -> dict[str, Any]:
         """Read the settings, or change ``time_scale`` / ``seed`` / ``profile`` first."""
         if not changes:
             return cast("dict[str, Any]", self._request("GET", "/settings"))
-        return cast("dict[str, Any]", self._request("POST", "/settings", json=changes))
+        self._settings = cast("dict[str, Any]", self._request("POST", "/settings", json=changes))
+        return self._settings
+
+    def expect_settings(self, settings: dict[str, Any]) -> None:
+        """Take ``settings`` (as ``settings()`` shows them) as what this client set."""
+        self._settings = dict(settings)
+
+    def interference(self) -> list[str]:
+        """What the server shows that this client did not set: rules, gates, changed settings."""
+        found = [f"mode rule {rule['rule_id']} ({rule.get('mode')} for job {rule.get('job_id')}, route "
+                 f"{rule.get('route')}) was set by someone else" for rule in self.modes()
+                 if rule["rule_id"] not in self._rules]
+        found += [f"gate {gate['gate_id']} was set by someone else" for gate in self.gates()
+                  if gate["gate_id"] not in self._gates]
+        if self._settings is not None:
+            now = self.settings()
+            found += [f"setting {key} was changed to {now.get(key)!r} by someone else (was {value!r})"
+                      for key, value in self._settings.items() if now.get(key) != value]
+        return found
 
     # -- transport -----------------------------------------------------------
 

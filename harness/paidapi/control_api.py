@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from harness.errors import ConfigError
-from harness.paidapi._http import PROVIDER, check_fields, json_body, query_number
+from harness.paidapi._http import PROVIDER, REFUSED, check_fields, json_body, query_number
 from harness.paidapi.ledger import STATE_FILTERS, CallRecord
 
 DEFAULT_WAIT = 10.0  # seconds a long-poll waits when the caller gives no timeout
@@ -56,8 +56,9 @@ async def health(request: web.Request) -> web.Response:
 
 
 async def stats(request: web.Request) -> web.Response:
-    """Open calls now, the most open at once, calls and billed calls since reset."""
-    return web.json_response(request.app[PROVIDER].stats())
+    """Open calls now, the most open at once, calls and billed calls since reset; ``refused``:
+    how many control requests came without the session's token since the server started."""
+    return web.json_response({**request.app[PROVIDER].stats(), "refused": len(request.app[REFUSED])})
 
 
 async def ledger(request: web.Request) -> web.Response:

@@ -17,7 +17,9 @@ under ``/v1/``, and a one-segment path called by a provider's client (its
 body names a ``model``), is the provider's 404.
 
 The control API lives under ``/_jobquake`` (``control_api.py``); requests
-from web browsers are refused there (403), as the fault proxy does.
+from web browsers are refused there (403), as the fault proxy does, and so
+is every request without the session's token (401) when the server has one
+(``harness._control_token``); each refusal is counted (``stats``).
 
 The app must run with ``handler_cancellation=True``: that is how a client
 hanging up becomes visible (the handler is cancelled, the call is not).
@@ -29,8 +31,9 @@ import json
 from aiohttp import web
 
 from harness._browser import browser_mark
+from harness._control_token import HEADER, authorised
 from harness.errors import ConfigError
-from harness.paidapi._http import PROVIDER, config_errors_as_400, json_body
+from harness.paidapi._http import PROVIDER, REFUSED, TOKEN, config_errors_as_400, json_body
 from harness.paidapi.control_api import control_routes
 from harness.paidapi.formats import format_routes, unknown_route
 from harness.paidapi.formats.base import Call, JSON, accepted, model_request_for, send
@@ -38,12 +41,16 @@ from harness.paidapi.pricing import JOBQUAKE_MODEL
 from harness.paidapi.provider import ModelRequest, Provider
 
 CONTROL_PREFIX = "/_jobquake"
+HEALTH = f"{CONTROL_PREFIX}/health"  # the readiness probe: answers anyone, tells and changes nothing
 
 
-def make_app(provider: Provider | None = None) -> web.Application:
-    """The aiohttp application serving ``provider`` (a fresh default one if None)."""
+def make_app(provider: Provider | None = None, token: str | None = None) -> web.Application:
+    """The aiohttp application serving ``provider`` (a fresh default one if None); its control
+    routes need ``token`` when given."""
     app = web.Application(middlewares=[refuse_browsers_on_control, config_errors_as_400])
     app[PROVIDER] = provider or Provider()
+    app[TOKEN] = token
+    app[REFUSED] = []
     app.on_shutdown.append(_stop_provider)
     app.add_routes([*format_routes(), web.post("/v1/{name}", generate),
                     *control_routes(CONTROL_PREFIX), web.route("*", "/v1/{tail:.*}", unknown_route)])
@@ -52,10 +59,17 @@ def make_app(provider: Provider | None = None) -> web.Application:
 
 @web.middleware
 async def refuse_browsers_on_control(request: web.Request, handler) -> web.StreamResponse:
-    """403 for a browser's request to the control API: a web page must not arm modes or gates."""
-    mark = browser_mark(request.headers) if request.path.startswith(CONTROL_PREFIX + "/") else None
+    """403 for a browser's request to the control API: a web page must not arm modes or gates;
+    401 for a request without the session's token: nor may another local user."""
+    if not request.path.startswith(CONTROL_PREFIX + "/"):
+        return await handler(request)
+    mark = browser_mark(request.headers)
     if mark is not None:
         return web.json_response({"error": f"requests from browsers are refused ({mark} header)"}, status=403)
+    if request.path != HEALTH and not authorised(request.headers, request.app[TOKEN]):
+        request.app[REFUSED].append(f"{request.method} {request.path} from {request.remote}")
+        return web.json_response({"error": f"the control API needs the session's token ({HEADER} header)"},
+                                 status=401)
     return await handler(request)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -16,15 +16,20 @@ from harness.paidapi.profile import LatencyProfile
 from harness.paidapi.provider import Provider
 from harness.paidapi.server import make_app
 
+if TYPE_CHECKING:
+    from harness.paidapi.control import PaidAPIControl
+
 HOST = "127.0.0.1"
 START_TIMEOUT = 10.0  # seconds
 SHUTDOWN_TIMEOUT = 2.0  # seconds aiohttp waits for handlers after every call was answered
 
 
-async def start_runner(provider: Provider, host: str, port: int) -> tuple[web.AppRunner, int]:
-    """Serve ``provider`` on host:port (0 picks a free port); return the runner and port."""
+async def start_runner(provider: Provider, host: str, port: int,
+                       token: str | None = None) -> tuple[web.AppRunner, int]:
+    """Serve ``provider`` on host:port (0 picks a free port), its control routes needing ``token``
+    when given; return the runner and port."""
     runner = web.AppRunner(
-        make_app(provider), handler_cancellation=True, access_log=None,
+        make_app(provider, token), handler_cancellation=True, access_log=None,
         shutdown_timeout=SHUTDOWN_TIMEOUT,
     )
     await runner.setup()
@@ -42,8 +47,10 @@ class ThreadedPaidAPI:
     """
 
     def __init__(self, *, host: str = HOST, port: int = 0, time_scale: float = 1.0,
-                 seed: int | None = 0, profile: str = "default", **settings: Any) -> None:
+                 seed: int | None = 0, profile: str = "default", token: str | None = None,
+                 **settings: Any) -> None:
         self.host = host
+        self.token = token  # the control routes' token (None: they answer anyone)
         self.port = port
         self.time_scale = time_scale
         self.seed = seed
@@ -57,6 +64,12 @@ class ThreadedPaidAPI:
     def url(self) -> str:
         """Base URL of the model and control routes."""
         return f"http://{self.host}:{self.port}"
+
+    def control(self, **kwargs: Any) -> "PaidAPIControl":
+        """A control client of this server, with its token."""
+        from harness.paidapi.control import PaidAPIControl
+
+        return PaidAPIControl(self.url, token=self.token, **kwargs)
 
     def start(self) -> None:
         """Start serving; return once the port is bound."""
@@ -74,7 +87,7 @@ class ThreadedPaidAPI:
     async def _start(self) -> tuple[web.AppRunner, int]:
         provider = Provider(time_scale=self.time_scale, seed=self.seed, profile=self.profile)
         provider.configure(**self.settings)
-        return await start_runner(provider, self.host, self.port)
+        return await start_runner(provider, self.host, self.port, self.token)
 
     def stop(self) -> None:
         """Answer every open call 503, stop serving and end the thread. Idempotent."""

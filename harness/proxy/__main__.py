@@ -11,8 +11,10 @@ import asyncio
 import json
 import logging
 import signal
+import socket
 import sys
 
+from harness._control_token import read_token
 from harness.proxy.fields import ApiError
 from harness.proxy.runner import shutdown, start_api
 from harness.proxy.server import ProxyCollection
@@ -24,6 +26,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m harness.proxy", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1", help="API address (loopback only)")
     parser.add_argument("--port", type=int, default=8474, help="API port (Toxiproxy's is 8474)")
+    parser.add_argument("--fd", type=int, default=None,
+                        help="serve the API on this listening socket, bound by the caller (--host/--port unused)")
+    parser.add_argument("--token-file", default=None,
+                        help="file holding the token every API request but /version must carry (none: open)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random draw (toxicity, jitter, slicing)")
     parser.add_argument("--config", help="JSON file: a list of proxies to populate at start")
     return parser.parse_args(argv)
@@ -37,7 +43,10 @@ async def serve(args: argparse.Namespace) -> int:
         if error is not None:
             raise error
         log.info("populated %d proxies from %s", len(applied), args.config)
-    runner, port = await start_api(proxies, args.host, args.port)
+    sock = socket.socket(fileno=args.fd) if args.fd is not None else None
+    if sock is not None:
+        args.host, args.port = sock.getsockname()[:2]
+    runner, port = await start_api(proxies, args.host, args.port, sock=sock, token=read_token(args.token_file))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

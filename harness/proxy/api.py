@@ -3,7 +3,10 @@
 Routes, status codes and bodies are Toxiproxy's: proxies are created with
 201, toxics with 200, deletions and /reset answer 204, errors are
 ``{"error": message, "status": code}``. As in Toxiproxy, requests from
-browsers are refused (403), so a web page cannot drive the proxy.
+browsers are refused (403), so a web page cannot drive the proxy. Unlike
+Toxiproxy's, when the server has a token every request but ``GET /version``
+needs it (401 otherwise: ``harness._control_token``), so another local user
+cannot either; ``/version`` counts the refusals (``jobquake_refused``).
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from harness._browser import browser_mark
+from harness._control_token import HEADER, authorised
 from harness.proxy.fields import ApiError
 from harness.proxy.server import ProxyCollection, TcpProxy
 from harness.proxy.toxics import BAD_BODY, InvalidToxicError
@@ -24,13 +28,18 @@ log = logging.getLogger("harness.proxy")
 
 VERSION = "jobquake-0.1.0 (Toxiproxy API 2)"
 _PROXIES = web.AppKey("proxies", ProxyCollection)
+_TOKEN = web.AppKey("token", str)
+_REFUSED = web.AppKey("refused", list)  # "METHOD path from peer" of each request refused for want of the token
+REFUSED_FIELD = "jobquake_refused"  # as harness.proxy.client names it (the client does not import the server)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def build_app(proxies: ProxyCollection) -> web.Application:
-    """The aiohttp application serving the API for ``proxies``."""
+def build_app(proxies: ProxyCollection, token: str | None = None) -> web.Application:
+    """The aiohttp application serving the API for ``proxies`` (to holders of ``token``, when given)."""
     app = web.Application(middlewares=[_log_call, _error_body])
     app[_PROXIES] = proxies
+    app[_TOKEN] = token
+    app[_REFUSED] = []
     app.router.add_post("/reset", _reset)
     app.router.add_post("/populate", _populate)
     app.router.add_get("/version", _version)
@@ -57,6 +66,10 @@ def error_response(status: int, message: str) -> web.Response:
 async def _error_body(request: web.Request, handler: Handler) -> web.StreamResponse:
     if browser_mark(request.headers):  # Toxiproxy checks the user agent only; Origin too here
         return error_response(403, "User agent not allowed")
+    if request.path != "/version" and not authorised(request.headers, request.app[_TOKEN]):
+        request.app[_REFUSED].append(f"{request.method} {request.path} from {request.remote}")
+        log.warning("api %s %s refused: no session token", request.method, request.path)
+        return error_response(401, f"the proxy's API needs the session's token ({HEADER} header)")
     try:
         return await handler(request)
     except (ApiError, InvalidToxicError) as exc:
@@ -97,7 +110,7 @@ def _proxy(request: web.Request) -> TcpProxy:
 
 
 async def _version(request: web.Request) -> web.Response:
-    return web.json_response({"version": VERSION})
+    return web.json_response({"version": VERSION, REFUSED_FIELD: len(request.app[_REFUSED])})
 
 
 async def _reset(request: web.Request) -> web.Response:

@@ -22,12 +22,15 @@ from urllib.parse import quote
 
 import httpx
 
+from harness._control_token import token_headers
 from harness.errors import HarnessError
+from harness.proxy.expected import ExpectedState
 from harness.proxy.toxics import TRAFFIC
 
 __all__ = ["DEFAULT_TIMEOUT", "Proxy", "ProxyAPIError", "ProxyClient", "Toxic"]
 
 DEFAULT_TIMEOUT = 5.0  # seconds per request; the API answers in milliseconds
+REFUSED_FIELD = "jobquake_refused"  # the embedded proxy's count, on /version, of requests without the token
 
 
 class ProxyAPIError(HarnessError):
@@ -117,7 +120,9 @@ class Proxy:
                                 "attributes": attributes or {}}
         if name is not None:
             body["name"] = name
-        return Toxic.from_json(self._client.request("POST", self._path("toxics"), body))
+        toxic = Toxic.from_json(self._client.request("POST", self._path("toxics"), body))
+        self._client.expected.toxic(self.name, toxic.name, present=True)
+        return toxic
 
     def update_toxic(self, name: str, attributes: dict[str, Any] | None = None,
                      toxicity: float | None = None) -> Toxic:
@@ -131,6 +136,7 @@ class Proxy:
 
     def remove_toxic(self, name: str) -> None:
         self._client.request("DELETE", self._path("toxics", name))
+        self._client.expected.toxic(self.name, name, present=False)
 
     def disable(self) -> None:
         """Stop listening and drop every connection (Toxiproxy's "down")."""
@@ -142,6 +148,7 @@ class Proxy:
     def update(self, **fields: Any) -> None:
         """Change ``listen``, ``upstream`` and/or ``enabled``; a new address restarts the proxy."""
         self._data = self._client.request("POST", self._path(), fields)
+        self._client.expected.changed(self._data)
 
     def refresh(self) -> None:
         """Reload the state shown by the properties."""
@@ -149,6 +156,7 @@ class Proxy:
 
     def destroy(self) -> None:
         self._client.request("DELETE", self._path())
+        self._client.expected.deleted(self.name)
 
     def _path(self, *parts: str) -> str:
         return "/".join(["/proxies", quote(self.name, safe=""), *(quote(p, safe="") for p in parts)])
@@ -157,10 +165,12 @@ class Proxy:
 class ProxyClient:
     """Client of one proxy API server, e.g. ``ProxyClient("http://127.0.0.1:8474")``."""
 
-    def __init__(self, base_url: str, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, base_url: str, timeout: float = DEFAULT_TIMEOUT, token: str | None = None):
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout)
+        # the embedded proxy's session token (a real Toxiproxy ignores the header)
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, headers=token_headers(token))
+        self.expected = ExpectedState()  # what this client set: the server shows it unless someone interfered
 
     def version(self) -> str:
         answer = self.request("GET", "/version")
@@ -183,16 +193,36 @@ class ProxyClient:
     def create(self, name: str, upstream: str, listen: str = "127.0.0.1:0", enabled: bool = True) -> Proxy:
         """Create a proxy; with port 0 in ``listen`` the returned proxy shows the real port."""
         body = {"name": name, "upstream": upstream, "listen": listen, "enabled": enabled}
-        return Proxy(self, self.request("POST", "/proxies", body))
+        made = self.request("POST", "/proxies", body)
+        self.expected.made(made)
+        return Proxy(self, made)
 
     def populate(self, proxies: list[dict[str, Any]]) -> list[Proxy]:
         """Create or replace proxies; those already matching listen and upstream stay as they are."""
         answer = self.request("POST", "/populate", proxies)
+        for data in answer["proxies"]:
+            self.expected.made(data)
         return [Proxy(self, data) for data in answer["proxies"]]
 
     def reset(self) -> None:
         """Enable every proxy and remove every toxic."""
         self.request("POST", "/reset")
+        self.expected.reset()
+
+    def listed(self) -> dict[str, dict[str, Any]]:
+        """Every proxy as the server lists it (name, listen, upstream, enabled, toxics)."""
+        return cast("dict[str, dict[str, Any]]", self.request("GET", "/proxies"))
+
+    def interference(self) -> list[str]:
+        """What the server shows that this client did not set (``ExpectedState.differences``)."""
+        return self.expected.differences(self.listed())
+
+    def refused(self) -> int | None:
+        """How many requests the embedded proxy refused for want of the session token (None: a real
+        Toxiproxy, which counts none)."""
+        answer = self.request("GET", "/version")
+        count = answer.get(REFUSED_FIELD) if isinstance(answer, dict) else None
+        return count if isinstance(count, int) else None
 
     def destroy_all(self) -> None:
         for proxy in self.proxies().values():

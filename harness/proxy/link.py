@@ -6,6 +6,7 @@ import random
 import socket
 import struct
 
+from harness.proxy.fields import split_address, unix_path
 from harness.proxy.pipe import Pipe
 from harness.proxy.stage import Stage
 from harness.proxy.stages import make_stage, redecide
@@ -35,11 +36,12 @@ class Link:
         for toxic in toxics:
             self.chains[toxic.stream].append(make_stage(toxic, self._decide, self._rng))
 
-    async def run(self, host: str, port: int) -> None:
-        """Connect to the upstream and pump both ways until both directions end."""
+    async def run(self, upstream: str) -> None:
+        """Connect to the upstream (``host:port``, or ``unix:/path``) and pump both ways until both
+        directions end."""
         client_reader, client_writer = self._client
         try:
-            upstream_reader, upstream_writer = await asyncio.open_connection(host, port)
+            upstream_reader, upstream_writer = await _open(upstream)
         except OSError:
             client_writer.close()
             raise
@@ -103,6 +105,13 @@ class Link:
 
     def _stage_of(self, toxic: Toxic) -> Stage:
         return next(stage for stage in self.chains[toxic.stream] if stage.toxic is toxic)
+
+
+async def _open(upstream: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    path = unix_path(upstream)
+    if path is not None:
+        return await asyncio.open_unix_connection(path)
+    return await asyncio.open_connection(*split_address(upstream, "upstream"))
 
 
 def _set_nodelay(writer: asyncio.StreamWriter) -> None:

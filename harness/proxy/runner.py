@@ -7,6 +7,7 @@ private loop in a background thread, for tests and benchmarks.
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from types import TracebackType
 
@@ -19,12 +20,14 @@ from harness.proxy.server import ProxyCollection
 SHUTDOWN_GRACE = 2.0  # seconds for in-flight requests and connections to end
 
 
-async def start_api(proxies: ProxyCollection, host: str, port: int) -> tuple[web.AppRunner, int]:
-    """Serve the API for ``proxies`` on host:port (loopback only); return the runner and port."""
+async def start_api(proxies: ProxyCollection, host: str, port: int, *, sock: socket.socket | None = None,
+                    token: str | None = None) -> tuple[web.AppRunner, int]:
+    """Serve the API for ``proxies`` on host:port (loopback only), or on ``sock``, a listening socket
+    bound there by the caller; requests need ``token`` when given. Return the runner and port."""
     loopback_listen(join_address(host, port))  # raises ApiError off loopback
-    runner = web.AppRunner(build_app(proxies), access_log=None, shutdown_timeout=SHUTDOWN_GRACE)
+    runner = web.AppRunner(build_app(proxies, token), access_log=None, shutdown_timeout=SHUTDOWN_GRACE)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = web.SockSite(runner, sock) if sock is not None else web.TCPSite(runner, host, port)
     try:
         await site.start()
     except BaseException:
@@ -47,10 +50,11 @@ async def shutdown(runner: web.AppRunner, proxies: ProxyCollection) -> None:
 class ProxyServer:
     """The embedded proxy and its HTTP API on a private event loop in a background thread."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, seed: int = 0):
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, seed: int = 0, token: str | None = None):
         self.host = host
         self.port = port  # the real port once started
         self.seed = seed
+        self.token = token  # the API's token (None: it answers anyone)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -103,7 +107,7 @@ class ProxyServer:
         proxies = ProxyCollection(self.seed)
         self._stopping = asyncio.Event()
         try:
-            runner, self.port = await start_api(proxies, self.host, self.port)
+            runner, self.port = await start_api(proxies, self.host, self.port, token=self.token)
         except BaseException as exc:  # reported to the thread that called start()
             self._error = exc
             self._ready.set()

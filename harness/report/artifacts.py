@@ -9,8 +9,14 @@ Layout::
     <dir>/timeline.html   the self-contained HTML timeline
     <dir>/logs/*.log      service and worker logs
 
-A run's root folder holds one such folder per scenario; ``jobquake report``
-accepts either.
+A session's folder holds one such folder per scenario, and the artifacts
+folder one folder per session, ``latest`` naming the newest
+(``harness._artifacts_root``); ``jobquake report`` accepts any of the three.
+
+Files are written as run state is: never through a symlink (``O_NOFOLLOW``),
+to a fresh temporary name in the same folder (``O_EXCL``), then renamed over
+the file, so a reader sees the old or the new content and nothing planted in
+the folder is ever written through.
 """
 from __future__ import annotations
 
@@ -20,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness._artifacts_root import through_latest
+from harness._safe_files import write_replacing
 from harness.checks.result import Verdict
 from harness.history.history import History
 from harness.history.recorder import load
@@ -48,9 +56,7 @@ class Artifacts:
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_replacing(path, text)
 
 
 def write_verdict(root: Path, verdict: Verdict, **extra: Any) -> None:
@@ -83,8 +89,9 @@ def load_artifacts(root: str | os.PathLike[str]) -> Artifacts:
 
 
 def find_artifact_dirs(path: str | os.PathLike[str]) -> list[Path]:
-    """``path`` itself if it holds a history, else every folder below it that does."""
-    path = Path(path)
+    """``path`` itself if it holds a history, else every folder below it that does (below the newest
+    session's folder, for an artifacts folder of sessions)."""
+    path = through_latest(path)
     if (path / HISTORY).is_file():
         return [path]
     return sorted(p.parent for p in path.rglob(HISTORY))

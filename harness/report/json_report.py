@@ -14,6 +14,8 @@ import os
 from collections import Counter
 from typing import Any, Mapping
 
+from harness._safe_files import write_replacing
+
 from harness.checks.result import Verdict, mark, merge_valid
 
 
@@ -35,10 +37,7 @@ def write_json(path: str | os.PathLike[str], results_per_test: Mapping[str, Verd
     """Write the report to ``path`` (parents created), replacing it atomically."""
     path = os.fspath(path)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(results_to_json(results_per_test, meta), handle, indent=1, default=str)
-    os.replace(tmp, path)
+    write_replacing(path, json.dumps(results_to_json(results_per_test, meta), indent=1, default=str))
 
 
 def read_json(path: str | os.PathLike[str]) -> dict[str, Verdict]:

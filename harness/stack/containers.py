@@ -33,6 +33,7 @@ class ContainerService(ProcessService):
     def __init__(self, name: str, *, image: str, engine: Engine, network: str = "host",
                  mounts: Sequence[Mount] = (), **kwargs: Any):
         super().__init__(name, **kwargs)
+        self.port_handover = False  # a container binds its own port (no descriptor crosses into it)
         self.image = image
         self.engine = engine
         self.network = "host" if self.dials_out else network

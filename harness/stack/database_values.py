@@ -4,18 +4,22 @@ Settings that take the database one part at a time (Django's ``DATABASES``
 from ``POSTGRES_HOST``, ``POSTGRES_DB``...) use ``{database_host}``,
 ``{database_port}``, ``{database_name}``, ``{database_user}`` and
 ``{database_password}``; the stack fills them for the app's database, and
-for the template database while the app's schema is made there.
+for the template database while the app's schema is made there. A database
+reached through its private Unix socket names it in the URL's query
+(``?host=/folder&port=N``, libpq's form): ``{database_host}`` is then that
+folder, which Django and libpq take for a socket's.
 """
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 
 def database_values(url: str) -> dict[str, Any]:
     """``{database_url}``, ``{database_dsn}`` and the parts of the database at ``url``."""
     dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
     parts = urlsplit(dsn)
-    return {"database_url": url, "database_dsn": dsn, "database_host": parts.hostname or "",
-            "database_port": parts.port or "", "database_name": parts.path.lstrip("/"),
+    query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    return {"database_url": url, "database_dsn": dsn, "database_host": parts.hostname or query.get("host", ""),
+            "database_port": parts.port or query.get("port", ""), "database_name": parts.path.lstrip("/"),
             "database_user": unquote(parts.username or ""), "database_password": unquote(parts.password or "")}

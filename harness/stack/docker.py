@@ -51,6 +51,7 @@ def harness_mount() -> Mount:
 
 # where a service's private files (its config with the session's secret) appear in its container
 CONFIG_MOUNT = "/etc/jobquake"
+TOKEN_MOUNT = f"{CONFIG_MOUNT}/control.token"  # a control API's session token, in its container
 
 
 class DockerRedis(RedisService, ContainerService):
@@ -60,12 +61,16 @@ class DockerRedis(RedisService, ContainerService):
     # the server in the container may run as another uid (the official image's ``redis``): the file
     # is world-readable, and reachable only through the mount (its host folder is private)
     config_mode = 0o644
+    socket_path = None  # reached over TCP, on its port of 127.0.0.1
 
     def __init__(self, name: str, **kwargs: Any):
         ContainerService.__init__(self, name, **kwargs)  # not RedisService's: no host binary needed
         self.password = session_password()
         self.config_path = self.workdir / "redis.conf"
         self.mounts.append(Mount(str(self.config_path), target=f"{CONFIG_MOUNT}/redis.conf"))
+
+    def config_lines(self) -> list[str]:
+        return [f"requirepass {self.password}"]
 
     def command(self) -> list[str]:
         cmd = ["redis-server", f"{CONFIG_MOUNT}/redis.conf", "--bind", HOST, "--port", str(self.port),
@@ -85,6 +90,7 @@ class DockerPostgres(PostgresService, ContainerService):
     """
 
     image_key = "docker_postgres_image"
+    socket_dir = None  # reached over TCP, on its port of 127.0.0.1
     keep_on_stop = True  # a restart keeps the data, as the process backend's data dir does
 
     def __init__(self, name: str, *, max_connections: int = 60, schema: Any = None, **kwargs: Any):
@@ -118,7 +124,8 @@ class DockerPostgres(PostgresService, ContainerService):
         import psycopg
 
         return psycopg.connect(host=HOST, port=self.port, user=SUPERUSER, password=self.password,
-                               dbname=dbname, connect_timeout=2, autocommit=True, **kwargs)
+                               dbname=dbname, connect_timeout=2, autocommit=True, require_auth="scram-sha-256",
+                               **kwargs)
 
     def probe(self) -> bool:
         if not self._password_given:
@@ -191,7 +198,22 @@ class DockerLocalStack(LocalStackSQS, ContainerService):
         self.create_queues()
 
 
-class DockerPaidAPI(PaidAPIService, ContainerService):
+class MountedToken:
+    """A control API in a container: its session token reaches it through a mounted file."""
+
+    secret_mode = 0o644  # read by the image's user through the mount only (its host folder is private)
+    token_path: Path
+    mounts: list[Mount]
+
+    def __init__(self, name: str, **kwargs: Any):
+        super().__init__(name, **kwargs)  # type: ignore[call-arg]
+        self.mounts.append(Mount(str(self.token_path), target=TOKEN_MOUNT))
+
+    def token_file(self) -> str:
+        return TOKEN_MOUNT
+
+
+class DockerPaidAPI(MountedToken, PaidAPIService, ContainerService):
     """``python -m harness.paidapi`` in a container."""
 
     image_key = "docker_paidapi_image"
@@ -203,7 +225,7 @@ class DockerPaidAPI(PaidAPIService, ContainerService):
         return HARNESS_MOUNT  # ``python -m`` looks in its cwd first: the image's own copy must not win
 
 
-class DockerProxy(ProxyService, ContainerService):
+class DockerProxy(MountedToken, ProxyService, ContainerService):
     """The embedded proxy in a container, or a real Toxiproxy where its image is configured."""
 
     image_key = "docker_proxy_image"

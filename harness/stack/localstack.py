@@ -55,6 +55,7 @@ class LocalStackSQS(SQSService):
 
     sqs_service = "localstack"
     start_timeout = 60.0
+    port_handover = False  # its gateway binds GATEWAY_LISTEN itself
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "harness.stack.localstack_main"]  # localstack.runtime.main, heap frozen

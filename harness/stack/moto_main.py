@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-H", "--host", default="127.0.0.1")
     parser.add_argument("-p", "--port", type=int, required=True)
+    parser.add_argument("--fd", type=int, default=None,
+                        help="serve on this listening socket, bound to -H:-p by the caller")
     args = parser.parse_args(argv)
     here = os.path.dirname(os.path.realpath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != here]  # run by path: never shadow `redis` & co
@@ -55,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
         def log_request(self, *args: Any, **kwargs: Any) -> None:
             """One line per request is most of the log and a share of the CPU: errors are still logged."""
 
-    server = make_server(args.host, args.port, application(), threaded=True, request_handler=Unlogged)
+    server = make_server(args.host, args.port, application(), threaded=True, request_handler=Unlogged, fd=args.fd)
     # as moto's own server: a stop or an interrupt ends the process with status 0 (serve_forever runs here)
     for stop in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop, lambda *_: sys.exit(0))

@@ -3,18 +3,30 @@
 Every process is recorded in its owner's run folder. A run that is
 SIGKILLed cannot clean up after itself; the next run finds its recorded
 processes, sees their owner is gone, and reaps them (see ``reaper.py``).
+
+The harness's own servers (paid API, fault proxy, moto) do not bind their
+port: the harness binds it before they start and hands them the listening
+socket (``port_handover``). No other local user can take the port between the
+server's start and its bind, though the port is on its command line; and
+when the server stops, the socket stops listening but stays bound (see
+``harness.proxy.holding``), so the port is still the harness's when it starts
+again on the same socket.
 """
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import threading
 from pathlib import Path
 from typing import Any, BinaryIO, Mapping, Sequence
 
+from harness._ports import release_port
+from harness._private_dir import private_dir
 from harness._wait import wait_until
 from harness.errors import ServiceError
+from harness.proxy.holding import bind_held, relisten, unlisten
 from harness.stack import reaper
 from harness.stack.server_user import popen_identity
 
@@ -30,6 +42,7 @@ class ProcessService:
     start_timeout: float = 30.0
     stop_timeout: float = 10.0
     stop_signal: int = signal.SIGTERM
+    port_handover: bool = False  # True: the harness binds the port and the server takes the socket (--fd)
 
     def __init__(self, name: str, *, port: int, workdir: Path, env: Mapping[str, str] | None = None):
         self.name = name
@@ -41,6 +54,8 @@ class ProcessService:
         self.cwd = self.workdir
         self._proc: Any = None  # a subprocess.Popen, or a handle like it (see launch)
         self._paused = False
+        self.front: Any = None  # a Front: the proxy's route the app reaches it by, held while it is down
+        self._listener: socket.socket | None = None  # the handed-over socket, bound while this service lives
 
     # -- what subclasses provide -------------------------------------------------
     def command(self) -> list[str]:
@@ -74,6 +89,16 @@ class ProcessService:
         return f"{self.scheme}://{HOST}:{self._port}"
 
     @property
+    def address(self) -> str:
+        """Where it listens: host:port, or the path of its Unix socket."""
+        return f"{HOST}:{self._port}"
+
+    @property
+    def proxy_upstream(self) -> str:
+        """What the fault proxy connects to to reach it: ``host:port`` or ``unix:/path``."""
+        return f"{self.host}:{self.port}"
+
+    @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
@@ -85,11 +110,36 @@ class ProcessService:
         self.wait_ready()
         self.after_ready()
 
+    def listen_fd(self) -> str:
+        """The descriptor of the handed-over socket, as the server's command names it."""
+        return str(self._listener.fileno()) if self._listener is not None else "<fd>"
+
+    def release(self) -> None:
+        """Give the port back, socket and claim (the stack is done with this service)."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+        release_port(self._port)
+
+    def _hold(self) -> None:
+        """Refuse connections from now on, keeping the address (the service is going away)."""
+        if self.front is not None:
+            self.front.hold()
+        if self._listener is not None:
+            unlisten(self._listener)
+
     def spawn(self) -> None:
         """Start the process without waiting for readiness (the stack starts services in parallel)."""
+        if self.port_handover:
+            if self._listener is None:
+                try:
+                    self._listener = bind_held(HOST, self._port)
+                except OSError as exc:
+                    raise self.error(f"cannot bind {HOST}:{self._port}: {exc.strerror or exc}") from exc
+            relisten(self._listener)
         cmd = self.command()
         reaper.adopt_orphans()
-        env = {**os.environ, **self.extra_env}
+        env = {**os.environ, **self._temporary_folder(), **self.extra_env}
         log = open(self.log_path, "ab")
         try:
             self._proc = self.launch(cmd, env, log)
@@ -100,10 +150,18 @@ class ProcessService:
         reaper.record(self._proc.pid)
         self._paused = False
 
+    def _temporary_folder(self) -> dict[str, str]:
+        """``TMPDIR`` in the run folder, for a process run as us: what it leaves there when it is killed
+        (a Celery pool's ``pymp-*`` folders) goes with the run folder, not into the machine's /tmp."""
+        if self.run_as() is not None:
+            return {}
+        return {"TMPDIR": str(private_dir(reaper.run_dir() / "tmp"))}
+
     def launch(self, cmd: list[str], env: dict[str, str], log: BinaryIO) -> Any:
         """Start ``cmd`` in a session of its own, output to ``log``: a ``Popen`` or what quacks like one
         (``pid``, ``poll``, ``wait``)."""
-        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        handed = (self._listener.fileno(),) if self._listener is not None else ()
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=handed,
                                 env=env, cwd=self.cwd, start_new_session=True, **popen_identity(self.run_as()))
 
     def wait_ready(self, timeout: float | None = None, cancel: threading.Event | None = None) -> None:
@@ -123,6 +181,8 @@ class ProcessService:
 
         try:
             wait_until(ready, timeout=timeout, what=f"{self.name} readiness", abort_on=(_Exited, StartCancelled))
+            if self.front is not None:
+                self.front.open()
         except StartCancelled:
             self.discard_failed_start()
             raise
@@ -147,6 +207,7 @@ class ProcessService:
         if proc is None:
             return
         timeout = self.stop_timeout if timeout is None else timeout
+        self._hold()  # refused from now on, as by a stopped server; the address stays ours
         members = reaper.family(proc.pid)
         if proc.poll() is None:
             self._signal_group(signal.SIGCONT)  # a paused process cannot handle SIGTERM
@@ -165,6 +226,8 @@ class ProcessService:
         if not self.is_running():
             raise self.error(f"cannot send signal {signal.Signals(sig).name}: not running")
         members = reaper.family(self._proc.pid)
+        if sig == signal.SIGKILL:
+            self._hold()
         self._signal_group(sig)
         if sig == signal.SIGKILL:
             self._proc.wait(5)
@@ -229,7 +292,7 @@ class ProcessService:
         except Exception:  # noqa: BLE001 - the command itself may be what is broken
             cmd = None
         return cls(message, service=self.name, command=list(cmd) if cmd else None,
-                   address=f"{HOST}:{self._port}", log_tail=self.logs(tail=LOG_TAIL_LINES))
+                   address=self.address, log_tail=self.logs(tail=LOG_TAIL_LINES))
 
     def _signal_group(self, sig: int) -> None:
         if self._proc is None:

@@ -21,7 +21,9 @@ does.
 Throwaway data that is written hard (a session's Postgres cluster) goes to
 the owner's folder under a memory root instead (``/dev/shm``, a tmpfs): on a
 virtual disk, copying the cluster and creating its databases cost a second
-that a tmpfs does in tens of milliseconds. Both roots are reaped alike.
+that a tmpfs does in tens of milliseconds. Unix sockets go where their path
+fits in 107 bytes (the memory root, the run folder, or else a root under
+``/tmp`` whatever ``TMPDIR`` says). Every root is reaped alike.
 """
 from __future__ import annotations
 
@@ -43,6 +45,8 @@ RUNS_DIR = Path(tempfile.gettempdir()) / ROOT_NAME
 MEMORY_DIR_ENV = "JOBQUAKE_MEMORY_DIR"
 DEFAULT_MEMORY_DIR = "/dev/shm"
 MEMORY_MIN_FREE = 512 * 2**20  # a container's default /dev/shm (64 MB) is too small: use the disk
+SOCKET_PATH_MAX = 107  # a Unix socket's path fills sun_path, 108 bytes with its closing NUL
+SHORT_ROOT = Path("/tmp") / f"jobquake-sockets-{os.geteuid()}"  # for sockets when TMPDIR is too deep
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -107,7 +111,7 @@ def _roots() -> list[Path]:
     """Every root a run folder may be under: reaping must not depend on whether a tmpfs is
     roomy now (leftover clusters may be what fills it), nor on this run's setting."""
     bases = {DEFAULT_MEMORY_DIR, os.environ.get(MEMORY_DIR_ENV) or DEFAULT_MEMORY_DIR}
-    return [RUNS_DIR, *(_memory_runs(base) for base in sorted(bases))]
+    return [RUNS_DIR, SHORT_ROOT, *(_memory_runs(base) for base in sorted(bases))]
 
 
 def _owner_folder(root: Path, hint: str) -> Path:
@@ -127,6 +131,16 @@ def memory_dir() -> Path:
     if root is None:
         return run_dir()
     return _owner_folder(root, f"set {MEMORY_DIR_ENV} to another tmpfs (empty: keep it on disk)")
+
+
+def socket_dir(longest_name: int = 24) -> Path:
+    """This owner's folder for Unix sockets: the first of the memory folder and the run folder in
+    which a socket name of ``longest_name`` bytes fits, else one under ``SHORT_ROOT``."""
+    for folder in (memory_dir, run_dir):
+        path = folder()
+        if len(os.fsencode(path)) + 1 + longest_name <= SOCKET_PATH_MAX:
+            return path
+    return _owner_folder(SHORT_ROOT, "set TMPDIR to a shorter folder")
 
 
 def record(pid: int) -> None:

@@ -42,6 +42,7 @@ class SQSService(ProcessService):
     scheme = "http"
     start_timeout = 20.0
     sqs_service = "moto"  # which server answers: decides how its clients are built
+    port_handover = True
 
     def __init__(self, *args, queues: list[QueueSpec] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -50,7 +51,8 @@ class SQSService(ProcessService):
         self._client_lock = threading.Lock()
 
     def command(self) -> list[str]:
-        return [sys.executable, str(LAUNCHER), "-H", self.host, "-p", str(self.port)]
+        cmd = [sys.executable, str(LAUNCHER), "-H", self.host, "-p", str(self.port)]
+        return cmd + ["--fd", self.listen_fd()] if self.port_handover else cmd
 
     @property
     def endpoint_url(self) -> str:

@@ -10,12 +10,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from harness._ports import free_port
+from harness._ports import free_port, release_port
 from harness.config import Config
 from harness.errors import ConfigError, ServiceError
 from harness.evidence import prepare_template
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
+from harness.stack.front import attach_fronts, routed
 from harness.stack.paidapi import PaidAPIService
 from harness.stack.postgres import PostgresService
 from harness.stack.process import ProcessService, start_all, stop_all
@@ -71,10 +72,11 @@ class Stack:
                                        profile=config.paidapi_profile, call_key=config.call_key,
                                        call_key_header=config.call_key_header,
                                        prices=config.paidapi_prices, **common("paidapi"))
-        self.proxy_ports = {name: free_port() for name in config.proxied}
         upstreams = {"paidapi": self.paidapi, "redis": self.redis, "postgres": self.postgres, "sqs": self.sqs}
+        self.proxy_ports = {name: free_port() for name in routed(config.proxied, upstreams)}
         self.proxy = backend.proxy("proxy", seed=config.seed, **common("proxy"), routes={
-            name: (port, f"{upstreams[name].host}:{upstreams[name].port}") for name, port in self.proxy_ports.items()})
+            name: (port, upstreams[name].proxy_upstream) for name, port in self.proxy_ports.items()})
+        attach_fronts(self.proxy, upstreams, self.proxy_ports)
         # both channels owner-only: app processes run as our uid, app containers as root (the app
         # image sets no USER), which reaches a 0700 folder; an app of another uid needs group=
         self.failpoints = _failpoint_control(self.workdir / "failpoints")
@@ -136,9 +138,9 @@ class Stack:
 
     def _values(self) -> dict[str, Any]:
         host = "127.0.0.1"
-        pg_port = self._via_proxy("postgres", self.postgres)
+        pg_port = self.proxy_ports.get("postgres")  # None: the server's own address (a private socket)
         values = {
-            "redis_url": self.redis.url_for(self._via_proxy("redis", self.redis)),
+            "redis_url": self.redis.url_for(self.proxy_ports.get("redis")),
             **database_values(self.postgres.url_for("app", port=pg_port)),
             "sqs_endpoint": f"http://{host}:{self._via_proxy('sqs', self.sqs)}",
             "paidapi_url": f"http://{host}:{self._via_proxy('paidapi', self.paidapi)}",
@@ -211,8 +213,8 @@ class Stack:
         self.failpoints.reset()
         if self.instrument is not None:
             self.instrument.reset()
-        self.proxy.client().reset()
-        self.paidapi.control().reset()
+        self.proxy.reset()  # the session's routes, without toxics; the paid API's settings, without rules
+        self.paidapi.reset()
         # the fresh database first: an app process still sending the last test's outbox rows
         # sends them before the broker and the queues are emptied, never after
         self.postgres.reset()
@@ -231,6 +233,10 @@ class Stack:
         """
         stop_all([*self.workers.workers, *self.processes.values()], timeout)
         stop_all(self.infrastructure, timeout)
+        for svc in self.services():
+            svc.release()  # each service's port: the socket held for it, and the claim
+        for port in [*self.proxy_ports.values()]:
+            release_port(port)
         self.backend.close()
 
     def __enter__(self) -> "Stack":

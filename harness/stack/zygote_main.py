@@ -26,6 +26,7 @@ import select
 import signal
 import socket
 import sys
+import tempfile
 
 MAX_REQUEST = 1 << 20
 # the last argument of the zygote's command line: room for a forked process's command line (see retitle)
@@ -118,6 +119,7 @@ def become(request, log_fd, base_path):
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    tempfile.tempdir = None  # chosen again from this program's TMPDIR, not the zygote's
     unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
     sys.stdout.reconfigure(write_through=unbuffered)
     sys.stderr.reconfigure(line_buffering=True)

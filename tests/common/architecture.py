@@ -14,16 +14,17 @@ from tests.common.imports import ROOT, edges_between, unit_graph
 
 # bottom first; each line one layer, what its units are for
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_lazy", "_signals", "_browser", "_proc", "setting_checks", "mutation_reach"),  # leaves
-    ("_private_dir", "_wait", "config", "paidapi", "proxy"),  # settings; the fake paid API and fault proxy
+    ("errors", "_lazy", "_signals", "_browser", "_proc", "setting_checks", "mutation_reach", "_control_token",
+     "_safe_files"),  # leaves
+    ("_private_dir", "_wait", "config", "paidapi", "proxy", "_artifacts_root"),  # settings; the fake paid API and fault proxy
     ("_channel_dir", "_ports", "history", "limits", "mutation", "scaffold"),  # the event log and its vocabulary
-    ("failpoints", "budgets", "querystats", "mutation_full"),  # failpoints in app code; static evidence
+    ("failpoints", "budgets", "querystats", "mutation_full", "interference"),  # failpoints in app code; static evidence
     ("instrument",),  # loaded into every app process
     ("evidence", "appclient"),  # the app's evidence, read into the history
     ("checks", "stack"),  # the invariants; the services
     ("faults", "leaks", "markers", "pending", "report"),  # acting on the stack; settling; reports
     ("run", "isolation"),  # one scenario's handle (the jq fixture); keeping tests apart
-    ("verdict", "nightly"),  # judging runs
+    ("verdict", "nightly", "session_artifacts", "start_failure"),  # judging runs; where a session writes, why it stopped
     ("session", "cli"),  # entry points
     ("pytest_plugin",),
 )

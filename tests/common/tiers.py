@@ -41,6 +41,8 @@ SLOW_FILES = (
     "tests/integration/test_nightly.py",  # 15 s nightly, then its replay
     "tests/integration/test_mutation_session.py",  # a session of three mutants in turn
     "tests/docs/test_scenarios.py",  # the docs' scenarios in a session against refapp: 29 s on a quiet machine
+    "tests/integration/test_debris.py",  # a whole session of the kill scenarios: 37 s
+    "tests/plugin/test_sessions_apart.py",  # two sessions at once: 23 s alone
 )
 
 

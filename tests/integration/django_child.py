@@ -14,10 +14,13 @@ from django.db import OperationalError, connection, transaction
 
 from harness._wait import wait_until
 from harness.failpoints import register_callback
+from harness.stack.database_values import database_values
 
 dsn, pool, steps = sys.argv[1], sys.argv[2] == "pool", sys.argv[3:]
-database = {"ENGINE": "django.db.backends.postgresql", "NAME": dsn.rsplit("/", 1)[1], "USER": "postgres",
-            "PASSWORD": dsn.split(":")[2].split("@")[0], "HOST": "127.0.0.1", "PORT": dsn.rsplit(":", 1)[1].split("/")[0]}
+parts = database_values(dsn)  # as an app's settings get them: {database_host} is the socket's folder
+database = {"ENGINE": "django.db.backends.postgresql", "NAME": parts["database_name"], "USER": parts["database_user"],
+            "PASSWORD": parts["database_password"], "HOST": parts["database_host"],
+            "PORT": str(parts["database_port"])}
 if pool:
     database["OPTIONS"] = {"pool": {"min_size": 1, "max_size": 2, "timeout": 0.5}}
 elif sys.argv[2] == "persistent":

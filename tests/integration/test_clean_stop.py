@@ -16,8 +16,9 @@ from harness._ports import free_port, release_port
 from harness._wait import wait_until
 from harness.errors import ServiceError
 from harness.stack import reaper
+from harness.stack.app import AppProcess
 from harness.stack.process import ProcessService, start_all
-from harness.stack.redis import RedisService
+from harness.stack.readiness import ReadyCheck
 
 pytestmark = pytest.mark.integration
 
@@ -130,12 +131,13 @@ def test_a_port_collision_is_reported_as_soon_as_that_service_exits(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", port))
         taken.listen()
-        redis = RedisService("redis", port=port, workdir=tmp_path / "redis")
+        api = AppProcess("api", command=f"{sys.executable} -m http.server --bind 127.0.0.1 {{port}}", values={},
+                         ready=ReadyCheck.parse("http:/"), port=port, workdir=tmp_path / "api")
         slow = _NeverReady("slow", port=other, workdir=tmp_path / "slow")
         started = time.monotonic()
-        with pytest.raises(ServiceError, match=r"\[redis\] exited at once"):
-            start_all([redis, slow], timeout=30)
+        with pytest.raises(ServiceError, match=r"\[api\] exited at once"):
+            start_all([api, slow], timeout=30)
         assert time.monotonic() - started < 5, "the other service's 30 s start timeout was waited out"
-        assert not slow.is_running() and not redis.is_running()
+        assert not slow.is_running() and not api.is_running()
     release_port(port)
     release_port(other)

@@ -129,8 +129,8 @@ def test_proxy_down_refuses_connections_until_healed(tiny):
 
 
 def test_unknown_proxy_and_bad_toxics_raise_fault_errors(tiny):
-    with pytest.raises(FaultError, match="no proxy 'redis'"):
-        tiny.faults.proxy_down("redis")
+    with pytest.raises(FaultError, match="no proxy 'postgres'"):  # the config proxies only the paid API
+        tiny.faults.proxy_down("postgres")
     with pytest.raises(FaultError, match="unknown toxic type 'jitter'"):
         tiny.faults.network_toxic("paidapi", "jitter")
     with pytest.raises(FaultError, match="has no attribute rate"):

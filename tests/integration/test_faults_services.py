@@ -24,9 +24,9 @@ def completes(run, job_id: str) -> None:
 
 
 def ping(run, timeout: float = 0.3) -> bool:
-    with redis.Redis(host="127.0.0.1", port=run.stack.redis.port, password=run.stack.redis.password,
-                     socket_timeout=timeout,
-                     socket_connect_timeout=timeout, retry=None) as conn:
+    """Ping Redis as the app reaches it (its TCP address, which the fault proxy holds)."""
+    with redis.Redis.from_url(run.values["redis_url"], socket_timeout=timeout, socket_connect_timeout=timeout,
+                              retry=None) as conn:
         return conn.ping()
 
 

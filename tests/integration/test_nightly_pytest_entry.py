@@ -41,7 +41,7 @@ def test_the_nightly_test_passes_on_the_correct_app_and_its_schedule_replayed_ca
     done = pytest_nightly(tmp_path, None, "--jobquake-nightly=60s", "--jobquake-seed=159",
                           "--jobquake-nightly-faults=kill,hang,pool,pause,defence_off,latency")
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:]
-    recorded = tmp_path / "nightly" / "seed-159"
+    recorded = tmp_path / "latest" / "nightly" / "seed-159"  # in the session's own folder
     assert (recorded / "report.html").is_file()
 
     replayed = run_cleanly([sys.executable, "-m", "harness.cli", "nightly", "--replay", str(recorded), "--no-shrink",
@@ -57,4 +57,5 @@ def test_the_nightly_test_fails_on_a_mutant_with_the_counterexample(tmp_path):
                           "--jobquake-nightly-faults=poison")
     assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout[-3000:]
     assert "sweep_complete" in done.stdout and "neither processed nor failed" in done.stdout, done.stdout[-3000:]
-    assert f"jobquake nightly --replay {tmp_path / 'nightly' / 'seed-3'}" in done.stdout
+    session = next(p for p in tmp_path.iterdir() if p.is_dir() and not p.is_symlink())
+    assert f"jobquake nightly --replay {session / 'nightly' / 'seed-3'}" in done.stdout

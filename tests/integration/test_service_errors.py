@@ -31,15 +31,16 @@ def test_missing_binary_names_the_install_command(tmp_path):
 
 def test_port_taken_fails_with_the_log_tail_and_nothing_left(tmp_path):
     port = free_port()
-    with socket.socket() as squatter:
+    with socket.socket() as squatter:  # an app's own server: it binds its port itself
         squatter.bind(("127.0.0.1", port))
         squatter.listen()
-        svc = RedisService("redis", port=port, workdir=tmp_path)
+        svc = AppProcess("api", command=f"{sys.executable} -m http.server --bind 127.0.0.1 {{port}}", values={},
+                         ready=ReadyCheck.parse("http:/"), port=port, workdir=tmp_path)
         with pytest.raises(ServiceError) as err:
             svc.start()
     message = str(err.value)
-    assert "[redis] exited at once" in message and f"127.0.0.1:{port}" in message
-    assert "redis-server" in message  # the command
+    assert "[api] exited at once" in message and f"127.0.0.1:{port}" in message
+    assert "http.server" in message  # the command
     assert "Address already in use" in "\n".join(err.value.__notes__)
     assert not svc.is_running()
 

@@ -22,7 +22,7 @@ def test_faults_left_injected_are_healed_before_the_verdict(pytester: pytest.Pyt
     # nothing ran through the faults: judged unknown, which this test lets pass to look at the healing
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--jobquake-on-unknown=warn")
     result.assert_outcomes(passed=1, warnings=4)
-    folder = next((pytester.path / ".jobquake" / "artifacts").glob("*test_faults_left_injected*"))
+    folder = next((pytester.path / ".jobquake" / "artifacts" / "latest").glob("*test_faults_left_injected*"))
     events = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
     faults = [(e["type"], e["name"], e["data"]["fault"]) for e in events if e["source"] == "fault"]
     assert faults[-4:] == [("invoke", "heal", "hold_database_connections"),
@@ -31,7 +31,7 @@ def test_faults_left_injected_are_healed_before_the_verdict(pytester: pytest.Pyt
     verdict = {r["name"]: r for r in json.loads((folder / "verdict.json").read_text())["results"]}
     assert {name: r["valid"] for name, r in verdict.items()} == {
         "every_job_terminal": "unknown", "no_double_billing": "unknown", "no_lost_submission": "unknown",
-        "faults_landed": "unknown"}
+        "faults_landed": "unknown", "no_interference": True}
     assert [e["why"] for e in verdict["faults_landed"]["details"]["effects"]] == [
         "proxy_down was set, but the app logged no refused connection while it was (it made no "
         "attempt, or the fault was healed first)",

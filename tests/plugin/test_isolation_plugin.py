@@ -54,7 +54,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 def test_a_message_left_by_one_test_never_reaches_the_next(project: pytest.Pytester):
     result = project.runpytest_subprocess("--jobquake-seed=3", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
-    artifacts = project.path / ".jobquake" / "artifacts"
+    artifacts = project.path / ".jobquake" / "artifacts" / "latest"  # the session's own folder
 
     # after A's verdict its worker, which held the scheduled task, was stopped and the broker purged
     events = [json.loads(line) for line in

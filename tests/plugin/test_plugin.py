@@ -68,7 +68,7 @@ def test_scenarios_pass_fail_and_leave_evidence(project: pytest.Pytester):
     assert "--jobquake-seed=7" in out
     assert "harness/session.py" not in out  # the verdict, not the plugin's frames
     result.stdout.fnmatch_lines(["*jobquake invariants*"])
-    artifacts = project.path / ".jobquake" / "artifacts"
+    artifacts = project.path / ".jobquake" / "artifacts" / "latest"  # the session's own folder
     done = next(artifacts.glob("*test_job_reaches_done*"))
     for name in ("history.jsonl", "snapshot.json", "verdict.json", "timeline.html"):
         assert (done / name).is_file(), name
@@ -114,7 +114,7 @@ def test_under_xdist_the_table_and_one_run_json_are_those_of_a_serial_run(projec
     result = project.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--jobquake-workers=1")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*jobquake invariants*", "*test_job_reaches_done*", "*test_job_left_processing*"])
-    artifacts = project.path / ".jobquake" / "artifacts"
+    artifacts = project.path / ".jobquake" / "artifacts" / "latest"  # the session's own folder
     assert not list(artifacts.glob("run-gw*.json"))
     run = json.loads((artifacts / "run.json").read_text())
     assert run["summary"] == {"tests": 2, "valid": 1, "invalid": 1, "unknown": 0}

@@ -46,6 +46,12 @@ class Attacker:
         """Run Python ``code`` (standard library only) as this user."""
         return self.run([SYSTEM_PYTHON, "-I", "-c", code])
 
+    def start(self, code: str, *args: str) -> subprocess.Popen:
+        """Start Python ``code`` as this user in the background: it runs until its stdin closes."""
+        return subprocess.Popen([SYSTEM_PYTHON, "-I", "-c", code, *args], user=self.uid, group=self.gid,
+                                extra_groups=[], cwd="/", env={"PATH": "/usr/bin:/bin", "HOME": "/"},
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
 
 @pytest.fixture(scope="session")
 def attacker() -> Iterator[Attacker]:

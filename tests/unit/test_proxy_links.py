@@ -156,3 +156,27 @@ def test_half_toxicity_gives_the_same_pattern_for_the_same_seed(echo) -> None:
     assert 0 < sum(first) < len(first)  # a real mix, not all or nothing
     assert first != _pattern_with_seed(12, echo)
 
+
+
+def test_a_disabled_proxy_keeps_its_port_from_anyone_else_until_it_listens_again(client: ProxyClient, echo) -> None:
+    import socket
+
+    proxy = client.create("held", echo.address)
+    port = proxy.listen_port
+    proxy.disable()
+    assert refused(port)
+    for options in ((), (socket.SO_REUSEADDR,), (socket.SO_REUSEADDR, socket.SO_REUSEPORT)):
+        with socket.socket() as other:
+            for option in options:
+                other.setsockopt(socket.SOL_SOCKET, option, 1)
+            try:
+                other.bind(("127.0.0.1", port))
+                other.listen()
+            except OSError:
+                continue
+            raise AssertionError(f"another socket took the disabled proxy's port (options {options})")
+    proxy.enable()
+    assert proxy.listen_port == port and round_trip(port) == b"ping"
+    proxy.destroy()  # deleted: the port is given back
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", port))
