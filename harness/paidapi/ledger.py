@@ -50,6 +50,12 @@ class CallRecord:
     tokens_in: int = 0
     tokens_out: int = 0  # counted when the generation finishes
     cost_usd: float = 0.0  # what the invoice says: 0 unless billed
+    # what the client said: the read timeout it set (seconds, "none", or None when not known), the
+    # timeout the app's code asked before jobquake scaled it, the provider URL the code called
+    client_timeout: float | str | None = None
+    app_timeout: float | str | None = None
+    routed_from: str | None = None
+    refused: str | None = None  # why the fake could not serve the call (an unknown route or model)
     t_start: float = dataclasses.field(default_factory=time.monotonic)
     t_end: float | None = None
     wall_start: float = dataclasses.field(default_factory=time.time)
@@ -107,6 +113,14 @@ class Ledger:
             record.attempt, record.key, record.mode, record.caller_pid, record.attributed_by,
         )
         self.changed()
+        return record
+
+    def refuse(self, *, route: str, status: int, refused: str, **fields: Any) -> CallRecord:
+        """Record a call the fake answered with an error at once, serving nothing (an unknown
+        route or model): failed, never billed, ``mode`` "refused"."""
+        record = self.open(route=route, step=None, attempt=None, key=None, mode="refused", refused=refused,
+                           **{"job_id": None, **fields})
+        self.finish(record, "failed", status)
         return record
 
     def update(self, record: CallRecord, **changes: Any) -> None:
