@@ -25,7 +25,7 @@ DEFAULT_TERMINAL_STATES = ("done", "failed", "needs_human")
 # Environment variables jobquake sets for its own processes: never config keys.
 RESERVED_ENV = {"JOBQUAKE_FAILPOINTS_DIR", "JOBQUAKE_CACHE_DIR", "JOBQUAKE_REQUIRE_DOCKER",
                 "JOBQUAKE_INSTRUMENT_DIR", "JOBQUAKE_INSTRUMENT_JOB_ID_FROM", "JOBQUAKE_PAIDAPI_URL",
-                "JOBQUAKE_PROCESS_NAME"}
+                "JOBQUAKE_PROCESS_NAME", "JOBQUAKE_INSTRUMENT_SETTINGS"}
 RESERVED_ENV |= {"JOBQUAKE_MUTANT_REACH"}  # `mutants --full`: the folder the app's mutant switch writes its reach to
 
 
@@ -232,6 +232,45 @@ OPTIONS += (
     Option("results_query", str, "",
            "SQL returning the app's saved paid-step results: job_id, step, attempt, call_id, saved_at (epoch s)"),
 )
+# Attaching an app as it is: provider hosts its code calls, timings set in its code (harness/instrument/).
+def _paid_hosts(value: Any) -> dict[str, str]:
+    import json
+
+    from harness.instrument._routes import parse_paid_hosts
+
+    return parse_paid_hosts(json.dumps(value))  # ValueError names what is wrong
+
+
+def _celery(value: Any) -> dict:
+    from harness.instrument.celery_settings import scaled
+
+    table = _table(value)
+    try:
+        scaled(table, 1.0)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from exc
+    return table
+
+
+def _seconds_list(value: Any) -> tuple[float, ...]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                      and v > 0 for v in value):
+        raise ValueError("must be a list of numbers of seconds")
+    return tuple(float(v) for v in value)
+
+
+OPTIONS += (
+    Option("paid_hosts", _paid_hosts, {},
+           "model providers the app calls by its own URL, sent to the fake paid API like the known public "
+           "ones: URL prefixes, or a table of URL prefix -> the fake's path prefix", scalar=False),
+    Option("scale_paid_call_timeouts", _seconds_list, (),
+           "paid-call timeouts in the app's code (production seconds: a timeout=45, a client's 600 s default) "
+           "that are scaled by time_scale when a call sets them", scalar=False),
+    Option("celery", _celery, {},
+           "Celery settings applied inside every worker and beat, in production seconds (broker_transport_options, "
+           "task limits, tasks, beat_schedule, scale_retry_delays; see harness/instrument/celery_settings.py)",
+           scalar=False),
+)
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 
 # Environment variables read directly where they act (not config keys): the tmpfs of throwaway data
@@ -327,6 +366,9 @@ class Config:
     app_preload: tuple[str, ...]
     limits: str
     results_query: str
+    paid_hosts: dict[str, str]
+    scale_paid_call_timeouts: tuple[float, ...]
+    celery: dict[str, Any]
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     root: Path = Path(".")
     # keys of OPTIONS that have no field above yet: still readable as attributes

@@ -155,9 +155,14 @@ class Stack:
         """``env`` plus what loads the instrumentation (PYTHONPATH: ours first, then the app's)."""
         if self.instrument is None:
             return env
+        from harness.instrument.control import settings_for
+
         pythonpath = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        settings = settings_for(self.config, brokers=[self.values["redis_url"], self.redis.url],
+                                databases=[self.values["database_url"], self.postgres.url_for("app")])
         return {**env, **self.instrument.env(paidapi_url=self.values["paidapi_url"],
-                                             job_id_from=self.config.job_id_from, pythonpath=pythonpath)}
+                                             job_id_from=self.config.job_id_from, pythonpath=pythonpath,
+                                             settings=settings)}
 
     def _app_process(self, name: str, spec: Any) -> AppProcess:
         if not isinstance(spec, dict) or "command" not in spec:
