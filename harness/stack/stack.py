@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness._ports import free_port
-from harness.config import Config, load_callable
+from harness.config import Config
 from harness.errors import ConfigError, ServiceError
 from harness.evidence import prepare_template
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
 from harness.stack.process import ProcessService, start_all, stop_all
+from harness.stack.schema import schema_builder
 from harness.stack.readiness import ReadyCheck
 from harness.stack.sqs import QueueSpec
 from harness.stack.worker import WorkerPool
@@ -46,7 +47,7 @@ class Stack:
         if bad:
             raise ConfigError(f"proxied: cannot proxy {sorted(bad)}; choose from {PROXYABLE}", key="proxied")
         self.backend = backend = backend_for(config)
-        schema = self._template_builder(config)
+        schema = self._template_builder(config)  # called once the stack's values exist
         common = lambda name: {"port": free_port(), "workdir": self.workdir / name}  # noqa: E731
         self.redis = backend.redis("redis", **common("redis"))
         self.postgres = backend.postgres("postgres", schema=schema,
@@ -75,24 +76,23 @@ class Stack:
             start_timeout=config.start_timeout, on_event=on_worker_event, cwd=config.root)
 
     # -- assembly ------------------------------------------------------------------
-    @staticmethod
-    def _template_builder(config: Config) -> Callable[[str], None] | None:
-        """The app's schema, then the state-log trigger on its job table, in the template DB."""
+    def _template_builder(self, config: Config) -> Callable[[str], None] | None:
+        """The app's schema (``stack/schema.py``), then the state-log trigger on its job table, in the template DB."""
         if not config.schema:
             return None
-        schema = load_callable(config.schema, "schema", config.root)
-        _takes_one_argument(schema, config.schema)
+        schema = schema_builder(config.schema, config.root, self._env_for_database)
 
         def build(url: str) -> None:
-            try:
-                schema(url)
-            except SystemExit as exc:  # a command's main() named by mistake: argparse exits
-                raise ConfigError(f"schema = {config.schema!r} exited ({exc!r}) when called with the "
-                                  f"template database's URL: it must name a function that takes a "
-                                  f"database URL and creates the app's tables", key="schema") from exc
+            schema(url)
             dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
             prepare_template(config, dsn)  # a wrong job_* key fails here, naming the columns that exist
         return build
+
+    def _env_for_database(self, url: str) -> dict[str, str]:
+        """The app's environment (no instrumentation) with its database URLs pointing at ``url``."""
+        values = {**self.values, "database_url": url,
+                  "database_dsn": url.replace("postgresql+psycopg://", "postgresql://", 1)}
+        return {**os.environ, **self._env(values)}
 
     @property
     def infrastructure(self) -> list[ProcessService]:
@@ -141,11 +141,11 @@ class Stack:
         values.update({f"{name}_url": f"http://{host}:{port}" for name, port in self._app_ports.items()})
         return values
 
-    def _env(self) -> dict[str, str]:
+    def _env(self, values: dict[str, Any] | None = None) -> dict[str, str]:
         env = dict(self.failpoints.env())
         for var, template in self.config.env.items():
             try:
-                env[var] = str(template).format_map(self.values)
+                env[var] = str(template).format_map(self.values if values is None else values)
             except (KeyError, ValueError) as exc:
                 raise ConfigError(f"env.{var} = {template!r}: unknown value {exc}; known: "
                                   f"{', '.join(sorted(self.values))}", key=f"env.{var}") from exc
@@ -228,19 +228,6 @@ class Stack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def _takes_one_argument(function: Callable[..., Any], spec: str) -> None:
-    """ConfigError unless ``schema`` can be called with one argument (the database URL)."""
-    import inspect
-
-    try:
-        inspect.signature(function).bind("postgresql://")
-    except TypeError as exc:
-        raise ConfigError(f"schema = {spec!r} cannot be called with a database URL ({exc}): it must "
-                          f"name a function taking one argument", key="schema") from exc
-    except ValueError:
-        pass  # no signature to read (a builtin): let the call tell
 
 
 def _queue(spec: Any) -> QueueSpec:
