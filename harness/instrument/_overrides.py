@@ -1,9 +1,12 @@
-"""Celery settings applied inside every worker and beat, over the app's own (``celery_settings.py``).
+"""Celery settings applied inside every worker, beat and publisher, over the app's own (``celery_settings.py``).
 
-* In a worker (signal ``worker_init``: the app's configuration is read, the
-  broker not yet connected, the pool not yet forked): the settings, merged
-  (``broker_transport_options`` key by key), then each task's time limits:
-  the ones config names, and a limit a task took from a setting changed here.
+* Settings (``broker_transport_options`` merged key by key), then each
+  task's time limits: the ones config names, and a limit a task took from
+  a setting changed here. Applied in a worker at ``worker_init`` (the
+  app's configuration read, the broker not yet connected, the pool not yet
+  forked), and in any process before it first publishes a task: Celery
+  puts a task's time limits into each message it publishes, and a worker
+  enforces the message's.
 * In beat (embedded or not): each named entry of the schedule runs at the
   interval given, replacing the app's (``Scheduler.merge_inplace``, which every
   scheduler reads the app's schedule through).
@@ -16,12 +19,14 @@ kept in ``WORKER_LIMITS`` for the task events (prefork children inherit it).
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any, Mapping
 
 from harness.instrument import _events
 
 WORKER_LIMITS: dict[str, float | None] = {"time_limit": None, "soft_time_limit": None}
 _CONF_TO_TASK = {"task_time_limit": "time_limit", "task_soft_time_limit": "soft_time_limit"}
+APPLIED = "_jobquake_overrides_applied"
 
 
 class CeleryOverrides:
@@ -32,54 +37,72 @@ class CeleryOverrides:
         self.tasks = dict(settings.get("tasks") or {})
         self.beat = dict(settings.get("beat_schedule") or {})
         self.retry_scale = settings.get("retry_scale")
+        self._apps: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
     def install(self, celery: Any) -> None:
         from celery import signals
 
         signals.worker_init.connect(self.worker_init, weak=False)
-        self._wrap_beat()
+        if self.conf or self.tasks:
+            self._wrap(celery_task_class(), "apply_async", self._before_publish)
+        if self.beat or self.conf:
+            from celery.beat import Scheduler
+
+            self._wrap(Scheduler, "merge_inplace", self._before_merge)
         if self.retry_scale is not None:
             self._wrap_retry()
 
+    # -- settings and tasks ----------------------------------------------------------
     def worker_init(self, sender: Any = None, **_: Any) -> None:
-        app = sender.app
-        before = {key: app.conf.get(key) for key in _CONF_TO_TASK}
-        self.apply_conf(app)
-        for task in app.tasks.values():
-            for key, attr in _CONF_TO_TASK.items():
-                if key in self.conf and getattr(task, attr, None) == before[key]:
-                    setattr(task, attr, self.conf[key])  # the limit came from the setting changed
-            for attr, value in self.tasks.get(task.name, {}).items():
-                setattr(task, attr, value)
-        missing = sorted(set(self.tasks) - set(app.tasks))
-        if missing:
-            _events.log(f"jobquake-instrument: WARNING celery.tasks names no task of this app: {missing}")
-        WORKER_LIMITS.update(time_limit=getattr(sender, "time_limit", None),
-                             soft_time_limit=getattr(sender, "soft_time_limit", None))
+        try:
+            app = sender.app
+            self.apply_app(app)
+            for task in list(app.tasks.values()):
+                self.apply_task(task)
+            missing = sorted(set(self.tasks) - set(app.tasks))
+            if missing:
+                _events.log(f"jobquake-instrument: WARNING celery.tasks names no task of this app: {missing}")
+            WORKER_LIMITS.update(time_limit=getattr(sender, "time_limit", None),
+                                 soft_time_limit=getattr(sender, "soft_time_limit", None))
+        except Exception:  # Celery swallows what a signal handler raises, before its logging is set up
+            _events.print_exception("jobquake-instrument: ERROR applying [tool.jobquake.celery] in a worker")
+            raise
 
-    def apply_conf(self, app: Any) -> None:
+    def apply_app(self, app: Any) -> dict[str, Any]:
+        """The settings, once per app; the limits the app's settings gave before (to find tasks that took them)."""
+        if app in self._apps:
+            return self._apps[app]
+        before = {key: app.conf.get(key) for key in _CONF_TO_TASK}
         changes = dict(self.conf)
         if "broker_transport_options" in changes:
             changes["broker_transport_options"] = {**(app.conf.broker_transport_options or {}),
                                                    **changes["broker_transport_options"]}
         if changes:
             app.conf.update(changes)
+        self._apps[app] = before
+        return before
 
-    def _wrap_beat(self) -> None:
-        from celery.beat import Scheduler
-
-        original = Scheduler.merge_inplace
-        if getattr(original, "_jobquake_patched", False) or not (self.beat or self.conf):
+    def apply_task(self, task: Any) -> None:
+        """A task's time limits, once: those config names for it, and those it took from a changed setting."""
+        if getattr(task, APPLIED, False):
             return
-        overrides = self
+        before = self.apply_app(task.app)
+        for key, attr in _CONF_TO_TASK.items():
+            if key in self.conf and getattr(task, attr, None) == before[key]:
+                setattr(task, attr, self.conf[key])
+        for attr, value in self.tasks.get(task.name, {}).items():
+            setattr(task, attr, value)
+        task._exec_options = None  # what apply_async puts in each message, read again
+        setattr(task, APPLIED, True)
 
-        @functools.wraps(original)
-        def merge_inplace(scheduler: Any, schedule: Any) -> Any:
-            overrides.apply_conf(scheduler.app)
-            return original(scheduler, overrides.beat_entries(schedule))
+    def _before_publish(self, original: Any, task: Any, *args: Any, **kwargs: Any) -> Any:
+        self.apply_task(task)
+        return original(task, *args, **kwargs)
 
-        merge_inplace._jobquake_patched = True  # type: ignore[attr-defined]
-        Scheduler.merge_inplace = merge_inplace
+    # -- beat --------------------------------------------------------------------------
+    def _before_merge(self, original: Any, scheduler: Any, schedule: Any) -> Any:
+        self.apply_app(scheduler.app)
+        return original(scheduler, self.beat_entries(schedule))
 
     def beat_entries(self, schedule: Mapping[str, Any]) -> dict[str, Any]:
         """The app's schedule with each named entry's interval replaced."""
@@ -89,20 +112,34 @@ class CeleryOverrides:
         return {name: {**entry, "schedule": self.beat[name]} if name in self.beat and isinstance(entry, dict)
                 else entry for name, entry in schedule.items()}
 
+    # -- retries -------------------------------------------------------------------------
     def _wrap_retry(self) -> None:
-        from celery.app.task import Task
-
-        original = Task.retry
-        if getattr(original, "_jobquake_patched", False):
-            return
         scale = float(self.retry_scale)
 
-        @functools.wraps(original)
-        def retry(task: Any, *args: Any, eta: Any = None, countdown: Any = None, **kwargs: Any) -> Any:
+        def retry(original: Any, task: Any, *args: Any, eta: Any = None, countdown: Any = None,
+                  **kwargs: Any) -> Any:
             if eta is None:
-                countdown = (task.default_retry_delay if countdown is None else countdown)
+                countdown = task.default_retry_delay if countdown is None else countdown
                 countdown = None if countdown is None else countdown * scale
             return original(task, *args, eta=eta, countdown=countdown, **kwargs)
 
-        retry._jobquake_patched = True  # type: ignore[attr-defined]
-        Task.retry = retry
+        self._wrap(celery_task_class(), "retry", retry)
+
+    @staticmethod
+    def _wrap(cls: Any, name: str, wrapper: Any) -> None:
+        original = getattr(cls, name)
+        if getattr(original, "_jobquake_patched", False):
+            return
+
+        @functools.wraps(original)
+        def patched(*args: Any, **kwargs: Any) -> Any:
+            return wrapper(original, *args, **kwargs)
+
+        patched._jobquake_patched = True  # type: ignore[attr-defined]
+        setattr(cls, name, patched)
+
+
+def celery_task_class() -> Any:
+    from celery.app.task import Task
+
+    return Task

@@ -128,6 +128,8 @@ class Stack:
             "redis_url": self.redis.url_for(self._via_proxy("redis", self.redis)),
             "database_url": self.postgres.url_for("app", port=pg_port),
             "database_dsn": self.postgres.url_for("app", driver="postgresql", port=pg_port),
+            # for another driver: "postgresql+asyncpg://{database_address}" (user:password@host:port/database)
+            "database_address": self.postgres.url_for("app", driver="", port=pg_port).split("://", 1)[1],
             "sqs_endpoint": f"http://{host}:{self._via_proxy('sqs', self.sqs)}",
             "paidapi_url": f"http://{host}:{self._via_proxy('paidapi', self.paidapi)}",
             "paidapi_direct_url": self.paidapi.url,
