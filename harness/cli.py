@@ -55,6 +55,14 @@ def _mutants(args: argparse.Namespace) -> int:
         matrix.mutants = {k: v for k, v in matrix.mutants.items() if k in args.only}
     if args.full:
         return _mutants_full(args, settings, matrix)
+    if matrix.declares_nothing():
+        if args.declared:
+            print("no scenario declares a catch (@pytest.mark.catches): nothing to check; "
+                  "`jobquake mutants --full` runs every scenario against every mutant")
+            return 0
+        print("no scenario declares a catch (@pytest.mark.catches): every scenario runs against every mutant "
+              "(as `jobquake mutants --full`)")
+        return _mutants_full(args, settings, matrix)
     baseline, results = matrix.run()
     undeclared = [r.name for r in results if not r.expected]
     if args.declared:  # a regression gate: every catch a scenario claims still holds

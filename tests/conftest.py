@@ -1,14 +1,15 @@
 """jobquake's own tests.
 
-``tests/ownapp`` is a project of its own (its pyproject, its scenarios),
-run from its own folder by ``tests/integration/test_ownapp.py``; it is not
+``tests/ownapp`` and ``tests/recapapp`` are projects of their own (a
+pyproject, scenarios), run from their own folders by
+``tests/integration/test_ownapp.py`` / ``test_recapapp.py``; they are not
 collected as part of this suite.
 """
 import pytest
 
 from harness.stack import reaper
 
-collect_ignore = ["ownapp"]
+collect_ignore = ["ownapp", "recapapp"]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from harness.errors import HarnessError, WaitTimeout
+from harness.paidapi.ledger import refusals
 
 PREFIX = "/_jobquake"
 
@@ -73,8 +74,15 @@ class Gate:
         ``PaidAPIWaitTimeout`` (a ``WaitTimeout``) when none is held within ``timeout``.
         """
         timeout = self.DEFAULT_WAIT if timeout is None else timeout
-        return self.control._request(
-            "GET", f"/gates/{self.gate_id}/held", params={"timeout": timeout}, wait=timeout)
+        try:
+            return self.control._request(
+                "GET", f"/gates/{self.gate_id}/held", params={"timeout": timeout}, wait=timeout)
+        except PaidAPIWaitTimeout as exc:
+            refused = refusals(self.control.ledger())
+            if refused is None:
+                raise
+            raise PaidAPIWaitTimeout(f"the gate held no call within {timeout:g} s; {refused}", status=exc.status,
+                                     body=exc.body) from None
 
     def heal(self) -> None:
         """Open and remove the gate: held calls go on, later ones pass. Idempotent."""

@@ -173,3 +173,21 @@ class Ledger:
             except TimeoutError:
                 return None
         return found
+
+
+def refusals(records: list[dict[str, Any]]) -> str | None:
+    """What the fake refused to serve, in one line for a wait that timed out (None: nothing refused):
+    ``3 call(s) answered 404 on /api/chat: the fake paid API does not serve that route``."""
+    refused = [r for r in records if r.get("mode") == "refused"]
+    if not refused:
+        return None
+    groups: dict[tuple[Any, Any, Any], int] = {}
+    for record in refused:
+        key = (record.get("status"), record.get("route"), record.get("refused"))
+        groups[key] = groups.get(key, 0) + 1
+    parts = []
+    for (status, route, why), count in groups.items():
+        what = "the fake paid API does not serve that route" if str(why or "").startswith("Invalid URL") else \
+            f"{why}: the fake paid API does not know it (add it to [tool.jobquake.paidapi_prices])"
+        parts.append(f"{count} call(s) answered {status} on {route}: {what}")
+    return "; ".join(parts)
