@@ -31,7 +31,7 @@ def activate() -> None:
     from harness.instrument._timeouts import TimeoutPolicy
 
     celery_hooks = CeleryHooks(folder, expression)  # a bad expression fails here, at start
-    overrides = CeleryOverrides(settings.get("celery") or {})
+    overrides = CeleryOverrides(settings.get("celery") or {}, folder)
     routes = Routes(os.environ.get(ENV_PAIDAPI_URL, ""), settings.get("paid_hosts") or {})
     calls = PaidCalls("", routes, TimeoutPolicy(float(settings.get("time_scale") or 1.0),
                                                 settings.get("scale_paid_call_timeouts") or ()))

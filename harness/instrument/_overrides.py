@@ -32,7 +32,8 @@ APPLIED = "_jobquake_overrides_applied"
 class CeleryOverrides:
     """One process's overrides (already in run seconds)."""
 
-    def __init__(self, settings: Mapping[str, Any]):
+    def __init__(self, settings: Mapping[str, Any], folder: str | None = None):
+        self.folder = folder
         self.conf = dict(settings.get("conf") or {})
         self.tasks = dict(settings.get("tasks") or {})
         self.beat = dict(settings.get("beat_schedule") or {})
@@ -64,9 +65,19 @@ class CeleryOverrides:
                 _events.log(f"jobquake-instrument: WARNING celery.tasks names no task of this app: {missing}")
             WORKER_LIMITS.update(time_limit=getattr(sender, "time_limit", None),
                                  soft_time_limit=getattr(sender, "soft_time_limit", None))
+            self._report_transport(app)
         except Exception:  # Celery swallows what a signal handler raises, before its logging is set up
             _events.print_exception("jobquake-instrument: ERROR applying [tool.jobquake.celery] in a worker")
             raise
+
+    def _report_transport(self, app: Any) -> None:
+        """The broker's restore settings this worker runs with, for the harness's settle to say when
+        a dead worker's message comes back (kombu's defaults where nothing set them)."""
+        options = dict(app.conf.broker_transport_options or {})
+        url = str(app.conf.broker_url or "")
+        _events.write_state(self.folder, _events.BROKER_FILE, {
+            "transport": url.split("://", 1)[0], **{k: options.get(k) for k in (
+                "visibility_timeout", "unacked_restore_interval", "unacked_restore_throttle")}})
 
     def apply_app(self, app: Any) -> dict[str, Any]:
         """The settings, once per app; the limits the app's settings gave before (to find tasks that took them)."""

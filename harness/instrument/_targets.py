@@ -69,8 +69,9 @@ class Targets:
         def __init__(conn: Any, *args: Any, **kwargs: Any) -> None:
             original(conn, *args, **kwargs)
             try:
-                if conn.transport_cls in ("redis", "rediss") or str(conn.transport_cls).startswith("redis"):
-                    targets.check("broker", conn.as_uri(include_password=False))
+                if str(conn.transport_cls).startswith("redis"):
+                    vhost = str(conn.virtual_host or "0").lstrip("/")
+                    targets.check("broker", f"{conn.transport_cls}://{conn.hostname}:{conn.port or 6379}/{vhost}")
             except Exception:  # noqa: BLE001 - a check must never break the app's connection
                 pass
 

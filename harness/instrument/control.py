@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from harness._channel_dir import check_channel, make_channel, read_channel_file, renew_folder
 from harness.instrument import BOOT_DIR, ENV_DIR, ENV_JOB_ID_FROM, ENV_PAIDAPI_URL, ENV_SETTINGS
-from harness.instrument._events import ATTEMPTS_DIR, EVENTS_FILE
+from harness.instrument._events import ATTEMPTS_DIR, BROKER_FILE, EVENTS_FILE
 
 
 _RISK = "can forge the events and attempt numbers a verdict reads"
@@ -35,7 +35,7 @@ class InstrumentControl:
         ``group``: share it with that group (app processes running as another
         uid in it); the folder is then 02770 and its files 0660.
         """
-        make_channel(Path(path), folders=(ATTEMPTS_DIR,), files={EVENTS_FILE: b""}, group=group)
+        make_channel(Path(path), folders=(ATTEMPTS_DIR,), files={EVENTS_FILE: b"", BROKER_FILE: b""}, group=group)
         control = cls(path)
         control.reset()
         return control
@@ -70,6 +70,13 @@ class InstrumentControl:
         data = read_channel_file(self.path / EVENTS_FILE, what="instrumentation events file",
                                  risk=_RISK, key=ENV_DIR)
         return [json.loads(line) for line in data.splitlines() if line.endswith(b"}")]
+
+    def broker_settings(self) -> dict[str, Any] | None:
+        """The broker's restore settings the last worker started runs with (None before any started)."""
+        self._check()
+        data = read_channel_file(self.path / BROKER_FILE, what="instrumentation broker file", risk=_RISK,
+                                 key=ENV_DIR)
+        return json.loads(data) if data.strip() else None
 
     def errors(self) -> list[dict[str, Any]]:
         """The reported failures (e.g. a ``job_id_from`` that did not resolve)."""

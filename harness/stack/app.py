@@ -78,7 +78,11 @@ class AppProcess(ProcessService):
         return forked or super().launch(cmd, env, log)
 
     def probe(self) -> bool:
-        return self.ready.probe(self.host, self.port, lambda: self.logs_since(self._spawn_offset))
+        log = lambda: self.logs_since(self._spawn_offset)  # noqa: E731
+        # a process on another broker or database would wait for it forever: stop waiting, then say why
+        if ENV_DIR in self.extra_env and WRONG_TARGET_MARKER in log():
+            return True
+        return self.ready.probe(self.host, self.port, log)
 
     def wait_ready(self, timeout: float | None = None, cancel: threading.Event | None = None) -> None:
         super().wait_ready(timeout, cancel)

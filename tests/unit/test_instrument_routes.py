@@ -77,3 +77,26 @@ def test_a_bad_celery_setting_names_its_key(table, key):
     with pytest.raises(ConfigError) as caught:
         scaled(table, 0.01)
     assert caught.value.key == key
+
+
+def test_a_broker_or_database_is_the_stacks_by_host_and_port(capfd):
+    from harness.instrument._targets import Targets
+
+    targets = Targets(["redis://:secret@127.0.0.1:6400/0"], ["postgresql+psycopg://u:p@127.0.0.1:5500/app"])
+    targets.check("broker", "redis://localhost:6400/3")  # loopback either way, same port: ours
+    targets.check("database", "postgresql://u:p@127.0.0.1:5500/template")
+    assert capfd.readouterr().err == ""
+    targets.check("broker", "redis://localhost:6379/0")
+    targets.check("broker", "redis://localhost:6379/0")  # once per URL
+    err = capfd.readouterr().err
+    assert err.count("WRONG TARGET") == 1
+    assert "the broker redis://localhost:6379/0, not the stack's redis://:***@127.0.0.1:6400/0" in err
+
+
+def test_settle_says_when_a_dead_workers_message_comes_back():
+    from harness.pending.broker import RestoreCadence
+
+    due = RestoreCadence(36.0, 1.0, True).due(delivered=100.0, now=110.0)
+    assert due == ("if its worker died, back in its queue after visibility_timeout 36 s, 26.0 s from now, "
+                   "at a restore sweep every 1 s (as [tool.jobquake.celery] sets it)")
+    assert "kombu's defaults" in RestoreCadence(3600.0, 100.0, False).due(None, 0.0)
