@@ -25,6 +25,10 @@ CLIENT_DEFAULT_TIMEOUT = 600.0  # openai's and anthropic's, when a client is bui
 TIMEOUT_CALLS = {"Timeout": 0, "ClientTimeout": "total"}  # the call and where its read bound is
 ENDPOINT = re.compile(r"^https?://[^\s]+/(chat/completions|completions|messages|responses|embeddings|"
                       r"api/chat|api/generate)/?$")
+# calls that name a provider's model (a client's create / stream, litellm's completion, LangChain's chat
+# models), unlike a local model's loader (transformers' pipeline(model=...))
+MODEL_CALLS = {"create", "stream", "parse", "generate", "chat", "completion", "acompletion", "embedding",
+               "aembedding", "ChatOpenAI", "ChatAnthropic", "ChatOllama", "OpenAIEmbeddings", "ChatLiteLLM"}
 MODEL_NAME = re.compile(r"^[A-Za-z][\w.:/-]*[\w]$")
 
 
@@ -90,7 +94,7 @@ def _timeout(node: ast.Call, found: Findings, names: dict[str, set[float]]) -> N
 
 
 def _model_and_endpoint(node: ast.AST, found: Findings) -> None:
-    if isinstance(node, ast.Call):
+    if isinstance(node, ast.Call) and call_name(node) in MODEL_CALLS:
         model = literal(keywords(node).get("model"))
         if isinstance(model, str) and MODEL_NAME.match(model):
             found.model_names.add(model)

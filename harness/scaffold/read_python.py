@@ -20,6 +20,7 @@ MODEL_CLIENTS = {"openai", "anthropic", "ollama"}
 ROUTE_METHODS = {"post", "put", "get", "patch", "delete", "route", "api_route", "websocket"}
 SESSION_FACTORIES = {"sessionmaker", "async_sessionmaker", "scoped_session"}
 FINAL_WORDS = ("TERMINAL", "FINAL", "END_STATES", "DONE_STATES")
+SERVING_CALLS = {"serve_forever", "run_forever", "run_app", "start_consuming", "loop_forever", "serve"}
 
 
 def read(project: Project, found: Findings) -> None:
@@ -43,7 +44,7 @@ class _Module:
                 self._function(node)
             elif isinstance(node, ast.ClassDef):
                 self._class(node)
-            elif isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
+            elif isinstance(node, ast.If) and "__main__" in ast.dump(node.test) and self._long_lived():
                 self.found.processes[self.module] = self._ready_text()
         for node in ast.walk(self.tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -128,6 +129,16 @@ class _Module:
         if "create_all" in ast.dump(node) and self.found.schema_function is None:
             self.found.schema_function = f"{self.module}:{node.name}"
         self.found.functions.append(Function(self.module, node.name, found, node, route))  # type: ignore[arg-type]
+
+    def _long_lived(self) -> bool:
+        """A main that serves or loops (``while True``, ``serve_forever``, ``uvicorn.run``...), not a
+        one-off script (a migration, a seed): only those are processes the app runs as."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and node.test.value:
+                return True
+            if isinstance(node, ast.Call) and call_name(node) in SERVING_CALLS:
+                return True
+        return self._ready_text() is not None
 
     def _ready_text(self) -> str | None:
         """A string constant of the module that says it is ready (what a log readiness check waits for)."""

@@ -23,8 +23,9 @@ BEAT_READY = "log:beat: Starting..."
 
 
 def read(project: Project, found: Findings) -> None:
+    factories = _factories(found)
     for module, tree in project.modules:
-        app = _web_app(tree)
+        app = _web_app(tree, factories)
         if app is not None:
             variable, framework = app
             found.commands.setdefault("api", _web_process(module, variable, framework, _health(tree)))
@@ -45,11 +46,22 @@ def read(project: Project, found: Findings) -> None:
             f"tasks; the schedule kept in memory"))
 
 
-def _web_app(tree: ast.Module) -> tuple[str, str] | None:
+def _factories(found: Findings) -> dict[str, str]:
+    """The project's app factories (``def create_app(): app = FastAPI(); ...``): name -> framework."""
+    out = {}
+    for fn in found.functions:
+        kinds = {call_name(n) for n in ast.walk(fn.body) if isinstance(n, ast.Call)} & (ASGI | WSGI)
+        if kinds:
+            out[fn.name] = sorted(kinds)[0]
+    return out
+
+
+def _web_app(tree: ast.Module, factories: dict[str, str]) -> tuple[str, str] | None:
     for node in tree.body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
             target = node.targets[0] if isinstance(node, ast.Assign) else node.target
             kind = call_name(node.value)
+            kind = factories.get(kind or "", kind)  # an app made by the project's own factory
             if isinstance(target, ast.Name) and kind in ASGI | WSGI:
                 return target.id, kind  # type: ignore[return-value]
     return None

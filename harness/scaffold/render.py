@@ -158,6 +158,11 @@ def _env_lines(found: Findings, env: list[roles.EnvValue]) -> list[str]:
         out += [f"# {e.why}{where}", f"{e.name} = {json.dumps(e.value)}"]
     named = {e.name for e in env}
     left = sorted(set(found.env_vars) - named)
+    others = [n for n in left if roles.other_database(n, found.env_vars[n]) and _url_like(n, found.env_vars[n])]
+    if others:
+        out.append(f"# {TODO}: databases jobquake does not run (it runs PostgreSQL), left as they are: "
+                   f"{', '.join(others)}")
+        left = [n for n in left if n not in others]
     sizes = [n for n in left if roles.size(n)]
     if sizes:
         out.append(f"# sizes and counts, left as the code has them: {', '.join(sizes)}")
@@ -165,6 +170,10 @@ def _env_lines(found: Findings, env: list[roles.EnvValue]) -> list[str]:
     if rest:
         out.append(f"# also read by the code, left to its defaults: {', '.join(rest)}")
     return out
+
+
+def _url_like(name: str, default: object) -> bool:
+    return "URL" in name or "URI" in name or "DSN" in name or (isinstance(default, str) and "://" in default)
 
 
 def _celery_lines(table: dict, why: list[str]) -> list[str]:

@@ -40,7 +40,18 @@ def _has(name: str, *words: str) -> bool:
     return any(word in name for word in words)
 
 
+OTHER_DATABASES = ("mysql", "mariadb", "sqlite", "mongodb", "mssql", "oracle", "cockroach")
+
+
+def other_database(name: str, default: object = None) -> bool:
+    """A database jobquake does not run (it runs PostgreSQL): MySQL, SQLite, MongoDB..."""
+    scheme = default.split("://", 1)[0].lower() if isinstance(default, str) and "://" in default else ""
+    return any(scheme.startswith(kind) for kind in OTHER_DATABASES) or _has(name, "MONGO", "MYSQL", "SQLITE")
+
+
 def database(name: str, default: object = None) -> bool:
+    if other_database(name, default):
+        return False
     if isinstance(default, str) and default.startswith(("postgres://", "postgresql")):
         return True
     return _has(name, "DATABASE", "_DB", "DB_", "POSTGRES", "SQLALCHEMY", "PG_") and _has(name, "URL", "DSN", "URI")
@@ -105,8 +116,32 @@ def duration_s(name: str, default: object, annotation: str = "") -> float | None
     return None if unit is None or number is None else number * unit
 
 
+SERVICE_WORDS = {"redis": ("REDIS", "BROKER", "CELERY_BROKER"), "database": ("POSTGRES", "PG", "DB", "DATABASE")}
+PART_WORDS = {"_HOST": "host", "_HOSTNAME": "host", "_PORT": "port", "_PASSWORD": "password", "_PASS": "password",
+              "_USER": "user", "_USERNAME": "user", "_NAME": "name", "_DB": "name"}
+
+
+def service_part(name: str) -> str | None:
+    """``{redis_port}`` for ``REDIS_PORT``, ``{database_host}`` for ``POSTGRES_HOST``...: a broker's or
+    database's address given as separate settings; None for anything else."""
+    for suffix, part in sorted(PART_WORDS.items(), key=lambda item: -len(item[0])):
+        if not name.endswith(suffix):
+            continue
+        head = name[: -len(suffix)]
+        for service, words in SERVICE_WORDS.items():
+            if any(head == w or head.endswith("_" + w) or head.startswith(w) for w in words) and \
+                    not (service == "redis" and part == "name") and not _has(head, "MONGO", "MYSQL"):
+                return f"{{{service}_{part}}}"
+    return None
+
+
 def env_value(name: str, default: object, time_scale: float, annotation: str = "") -> EnvValue | None:
     """What jobquake should set ``name`` to, or None to leave it to the app."""
+    if name.endswith("REDIS_DB") or name == "REDIS_DATABASE":
+        return EnvValue(name, "0", "the Redis database the harness reads the broker's queues from", "address")
+    part = service_part(name)
+    if part is not None and not other_database(name, default):
+        return EnvValue(name, part, f"part of the address of jobquake's {part.strip('{}').split('_')[0]}", "address")
     if database(name, default):
         return EnvValue(name, _database_template(default), "a database URL: the per-test database jobquake "
                         "starts", "database")

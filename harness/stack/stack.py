@@ -141,6 +141,7 @@ class Stack:
             "root": str(self.config.root),
         }
         values.update({f"{name}_url": f"http://{host}:{port}" for name, port in self._app_ports.items()})
+        values.update(url_parts(values["redis_url"], "redis") | url_parts(values["database_dsn"], "database"))
         return values
 
     def _env(self, values: dict[str, Any] | None = None) -> dict[str, str]:
@@ -230,6 +231,16 @@ class Stack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def url_parts(url: str, prefix: str) -> dict[str, Any]:
+    """``{prefix}_host``, ``_port``, ``_user``, ``_password``, ``_name`` of ``url``: for an app that reads
+    its broker or database as separate settings (``REDIS_HOST``, ``REDIS_PORT``, ``POSTGRES_PASSWORD``...)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return {f"{prefix}_host": parts.hostname, f"{prefix}_port": parts.port, f"{prefix}_user": parts.username or "",
+            f"{prefix}_password": parts.password or "", f"{prefix}_name": parts.path.lstrip("/")}
 
 
 def _queue(spec: Any) -> QueueSpec:

@@ -163,3 +163,25 @@ def test_a_job_written_only_by_a_handler_that_needs_a_request_gets_an_adapter_wi
 def test_the_heartbeat_column_is_the_one_a_heartbeat_function_writes_not_updated_at(tmp_path):
     config = render(scan(_project(tmp_path, **{"api.py": HANDLER_ONLY}))).config
     assert 'job_heartbeat_column = "last_ping"' in config and 'job_updated_column = "updated_at"' in config
+
+
+def test_a_broker_and_database_given_as_separate_settings_get_the_stacks_parts(tmp_path):
+    found = scan(_project(tmp_path, **{"settings.py": """
+        from pydantic_settings import BaseSettings
+
+        class Settings(BaseSettings):
+            REDIS_HOST: str = "localhost"
+            REDIS_PORT: int = 6379
+            REDIS_PASSWORD: str = ""
+            REDIS_DB: int = 2
+            POSTGRES_HOST: str = "db"
+            POSTGRES_DB: str = "app"
+            MONGO_DB_URL: str = "mongodb://localhost:27017"
+            APP_PORT: int = 8080
+    """}))
+    config = render(found).config
+    for line in ('REDIS_HOST = "{redis_host}"', 'REDIS_PORT = "{redis_port}"', 'REDIS_PASSWORD = "{redis_password}"',
+                 'REDIS_DB = "0"', 'POSTGRES_HOST = "{database_host}"', 'POSTGRES_DB = "{database_name}"'):
+        assert line in config
+    assert "databases jobquake does not run (it runs PostgreSQL), left as they are: MONGO_DB_URL" in config
+    assert "APP_PORT =" not in config
