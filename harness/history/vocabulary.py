@@ -33,9 +33,15 @@ event      ok     status               {state}                     a status even
 sweep      ok     sweep                {run_id, eligible, processed, failed,
                                         summary: {processed, failed}, state}
 budget     ok     declared / effective {task, soft, hard}          per-task time limits (s)
+           ok     limits               {chains, step_blocked, ...} the app's layered limits
+                                        (``harness.limits``; read by checks/end_to_end.py)
 query      ok     scan                 {table, scans, items}       table scans for a batch
 harness    info   settle               {settled: false}            the run did not settle
                                         (jobs still pending) before its bound
+           ok     read                 {source, records}           the harness read a source of
+                                        evidence (sources: ``*_SOURCE`` below; checks/needs.py)
+           ok     expect               {paid_calls, jobs}          what the scenario declared it makes
+           ok/fail isolate             {left, stopped, remaining}  the test's leftovers removed
 heartbeat  ok     beat                 {attempt, beat_at, beat_t, log_id}
                                         the job row's heartbeat column moved (state-log
                                         trigger): the attempt holding the row beat
@@ -93,6 +99,17 @@ WALL_CLOCK_STEPPED = "wall_clock_stepped"  # source ``harness``: the machine's w
 HARD_LIMIT = "hard_time_limit"  # source ``worker``: a task killed at its hard time limit (data: task, limit_s)
 BEAT = "beat"  # source ``heartbeat``: the job row's heartbeat column moved
 STREAM = "stream"  # source ``event``: the status event stream itself (``info``: it was lost)
+LIMITS = "limits"  # source ``budget``: the app's layered limits (harness.limits)
+READ = "read"  # source ``harness``: a source of evidence was read (data: source, records)
+EXPECT = "expect"  # source ``harness``: what the scenario declared it makes (data: paid_calls, jobs)
+ISOLATE = "isolate"  # source ``harness``: what the test left was removed (harness.isolation)
+
+# the sources of evidence a ``harness ok read`` event names (checkers tell "read, empty" from "never read")
+LEDGER_SOURCE = "paidapi_ledger"
+STATE_LOG_SOURCE = "state_log"
+SNAPSHOT_SOURCE = "snapshot"
+HEARTBEAT_SOURCE = "heartbeat_log"
+WORKER_LOG_SOURCE = "worker_logs"  # records: the hard-limit kills found in the Celery workers' logs
 
 # the typed words of ``harness.history.record.Record`` (and of whoever records worker lifecycle)
 WorkerLifecycle = Literal["start", "ready", "killed", "exited"]

@@ -11,7 +11,9 @@ instead, its path mapped to the one the fake serves (OpenRouter's
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from typing import Any, Mapping
+
+from harness.setting_checks import checks_setting
 
 # where each provider's clients send calls -> the path prefix the fake paid API serves them under
 KNOWN_PROVIDERS: dict[str, str] = {
@@ -49,6 +51,15 @@ def parse_paid_hosts(raw: str) -> dict[str, str]:
     if bad:
         raise ValueError(f"paid_hosts: {bad[0]!r} is not a URL prefix (http://host[:port][/path])")
     return dict(value)
+
+
+@checks_setting("paid_hosts")
+def _check(value: Any) -> str | None:
+    try:
+        parse_paid_hosts(json.dumps(value))
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 class Routes:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from harness.errors import ConfigError
+from harness.setting_checks import checks_setting
 
 KOMBU_VISIBILITY_S = 3600.0
 KOMBU_RESTORE_INTERVAL_S = 10.0
@@ -86,6 +87,15 @@ def _transport(options: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
     if "unacked_restore_interval" in out:
         out["unacked_restore_interval"] = max(out["unacked_restore_interval"], RESTORE_AT_LEAST_S)
     return out
+
+
+@checks_setting("celery")
+def _check(table: Any) -> str | None:
+    try:
+        scaled(table, 1.0)
+    except ConfigError as exc:
+        return str(exc)
+    return None
 
 
 def restore_cadence(table: Mapping[str, Any], time_scale: float) -> tuple[float, float, bool]:

@@ -144,6 +144,10 @@ class Stack:
         values.update(url_parts(values["redis_url"], "redis") | url_parts(values["database_dsn"], "database"))
         return values
 
+    def app_environment(self) -> dict[str, str]:
+        """The environment the app's processes run with: the harness's own, then config's ``env`` rendered."""
+        return {**os.environ, **self._env()}
+
     def _env(self, values: dict[str, Any] | None = None) -> dict[str, str]:
         env = dict(self.failpoints.env())
         for var, template in self.config.env.items():
