@@ -75,9 +75,11 @@ class CeleryOverrides:
         a dead worker's message comes back (kombu's defaults where nothing set them)."""
         options = dict(app.conf.broker_transport_options or {})
         url = str(app.conf.broker_url or "")
-        _events.write_state(self.folder, _events.BROKER_FILE, {
-            "transport": url.split("://", 1)[0], **{k: options.get(k) for k in (
-                "visibility_timeout", "unacked_restore_interval", "unacked_restore_throttle")}})
+        report = {"transport": url.split("://", 1)[0], **{k: options.get(k) for k in (
+            "visibility_timeout", "unacked_restore_interval", "unacked_restore_throttle")}}
+        if report["transport"].startswith("redis") and not _kombu_has_restore_interval():
+            report.update(_old_kombu_restore(options))
+        _events.write_state(self.folder, _events.BROKER_FILE, report)
 
     def apply_app(self, app: Any) -> dict[str, Any]:
         """The settings, once per app; the limits the app's settings gave before (to find tasks that took them)."""
@@ -148,6 +150,35 @@ class CeleryOverrides:
 
         patched._jobquake_patched = True  # type: ignore[attr-defined]
         setattr(cls, name, patched)
+
+
+def _kombu_has_restore_interval() -> bool:
+    """kombu's Redis transport reads unacked_restore_interval / _throttle (newer releases)."""
+    from kombu.transport.redis import Channel
+
+    return hasattr(Channel, "unacked_restore_interval")
+
+
+OLD_KOMBU_RESTORE_EVERY_S = 10.0  # older kombu: its event loop asks for a restore sweep every 10 s, fixed
+OLD_KOMBU_THROTTLE = 10  # ... and scans on every 10th ask
+
+
+def _old_kombu_restore(options: Mapping[str, Any]) -> dict[str, Any]:
+    """On a kombu without the restore options, the throttle asked for still applies: every ask scans
+    (``QoS.restore_visible``'s interval); the asks stay every 10 s. What the worker then runs with."""
+    throttle = int(options.get("unacked_restore_throttle") or OLD_KOMBU_THROTTLE)
+    if throttle != OLD_KOMBU_THROTTLE:
+        from kombu.transport.redis import QoS
+
+        original = QoS.restore_visible
+        if not getattr(original, "_jobquake_patched", False):
+            @functools.wraps(original)
+            def restore_visible(qos: Any, start: int = 0, num: int = 10, interval: int = 10) -> Any:
+                return original(qos, start, num, throttle)
+
+            restore_visible._jobquake_patched = True  # type: ignore[attr-defined]
+            QoS.restore_visible = restore_visible
+    return {"unacked_restore_interval": OLD_KOMBU_RESTORE_EVERY_S, "unacked_restore_throttle": throttle}
 
 
 def celery_task_class() -> Any:

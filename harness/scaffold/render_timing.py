@@ -21,6 +21,7 @@ from harness.scaffold.findings import Findings
 
 SETTLE_AT_LEAST = 20.0  # seconds: a job's work and a fresh worker's start on a busy machine
 SETTLE_MARGIN = 10.0
+OLDER_KOMBU_ASK_S = 10.0  # kombu before the restore options sweeps every 10 s whatever is set
 TASK_LIMITS = ("soft_time_limit", "time_limit")
 APP_LIMITS = ("task_time_limit", "task_soft_time_limit")
 
@@ -92,12 +93,13 @@ def settle_timeout(table: dict, time_scale: float, visibility_run_s: float | Non
     options = table.get("broker_transport_options") or {}
     if "visibility_timeout" not in options and visibility_run_s is not None:
         visibility = visibility_run_s
+    period = max(period, OLDER_KOMBU_ASK_S) if options else period
     needed = visibility + period + SETTLE_MARGIN
     if not table.get("broker_transport_options") or needed <= SETTLE_AT_LEAST:
         return SETTLE_AT_LEAST, "long enough for a killed worker's task to come back from the broker"
     bound = float(5 * math.ceil(needed / 5))
     return bound, (f"a killed worker's task comes back from the broker after visibility_timeout ({visibility:g} s "
-                   f"in this run) at the next restore sweep (every {period:g} s), plus {SETTLE_MARGIN:g} s")
+                   f"in this run) at the next restore sweep (every {period:g} s at most), plus {SETTLE_MARGIN:g} s")
 
 
 def toml_inline(value: object) -> str:

@@ -95,7 +95,7 @@ def test_celery_settings_schedules_and_retries_as_the_code_writes_them(tmp_path)
     assert "broker_transport_options = { visibility_timeout = 7200, unacked_restore_interval = 100" in config
     assert "task_soft_time_limit = 300" in config and 'tasks = { "proj.celery.ping" = { time_limit = 600 } }' in config
     assert "scale_retry_delays = true" in config
-    assert "settle_timeout = 85" in config  # 72 s visibility + 1 s restore + 10 s, in steps of 5
+    assert "settle_timeout = 95" in config  # 72 s visibility + a restore sweep (10 s at most) + 10 s, in steps of 5
 
 
 def test_web_apps_and_mains_with_a_port_option_become_processes(tmp_path):
