@@ -99,7 +99,7 @@ def _model_and_endpoint(node: ast.AST, found: Findings) -> None:
         if isinstance(model, str) and MODEL_NAME.match(model):
             found.model_names.add(model)
     elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and \
-            "MODEL" in node.targets[0].id.upper():
+            node.targets[0].id.upper().endswith(("MODEL", "MODEL_NAME", "MODEL_ID")):
         model = literal(node.value)
         if isinstance(model, str) and MODEL_NAME.match(model):
             found.model_names.add(model)

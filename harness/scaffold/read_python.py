@@ -10,6 +10,7 @@ and the model providers' clients the app imports.
 from __future__ import annotations
 
 import ast
+import re
 
 from harness.scaffold.findings import Findings, Function, Table, Task
 from harness.scaffold.project import Project
@@ -20,6 +21,7 @@ MODEL_CLIENTS = {"openai", "anthropic", "ollama"}
 ROUTE_METHODS = {"post", "put", "get", "patch", "delete", "route", "api_route", "websocket"}
 SESSION_FACTORIES = {"sessionmaker", "async_sessionmaker", "scoped_session"}
 FINAL_WORDS = ("TERMINAL", "FINAL", "END_STATES", "DONE_STATES")
+READY_WORD = re.compile(r"\bready\b", re.IGNORECASE)  # "worker ready", not "already exists"
 SERVING_CALLS = {"serve_forever", "run_forever", "run_app", "start_consuming", "loop_forever", "serve"}
 
 
@@ -144,7 +146,7 @@ class _Module:
         """A string constant of the module that says it is ready (what a log readiness check waits for)."""
         for node in ast.walk(self.tree):
             text = literal(node) if isinstance(node, ast.Constant) else None
-            if isinstance(text, str) and "ready" in text.lower() and len(text) < 80 and "%" not in text:
+            if isinstance(text, str) and READY_WORD.search(text) and len(text) < 80 and "%" not in text:
                 return text
         return None
 
