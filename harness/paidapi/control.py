@@ -150,7 +150,14 @@ class PaidAPIControl:
         Raises PaidAPIWaitTimeout when none shows up within ``timeout``."""
         params = _params(job_id=job_id, step=step, state=state, attempt=attempt,
                          route=route, after=after, timeout=timeout)
-        return self._request("GET", "/wait", params=params, wait=timeout)
+        try:
+            return self._request("GET", "/wait", params=params, wait=timeout)
+        except PaidAPIWaitTimeout as exc:
+            refused = refusals(self.ledger())
+            if refused is None:
+                raise
+            raise PaidAPIWaitTimeout(f"no matching call within {timeout:g} s; {refused}", status=exc.status,
+                                     body=exc.body) from None
 
     # -- modes and gates -----------------------------------------------------
 

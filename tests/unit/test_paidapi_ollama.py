@@ -78,3 +78,19 @@ def test_without_a_stream_key_the_server_streams_ndjson_as_ollama_does(api: Prov
     lines = response.text.splitlines()
     assert response.headers["content-type"].startswith("application/x-ndjson") and len(lines) >= 2
     assert '"done":true' in lines[-1] and all('"done":false' in line for line in lines[:-1])
+
+
+def test_a_wait_on_paid_calls_that_times_out_names_the_calls_the_fake_refused(api: ProviderBed,
+                                                                           client: ollama.Client) -> None:
+    from harness.paidapi.control import PaidAPIWaitTimeout
+
+    httpx.post(f"{api.url}/api/embed", json={"model": MODEL, "input": "x"})
+    gate = api.control.gate()
+    with pytest.raises(PaidAPIWaitTimeout, match=r"1 call\(s\) answered 404 on /api/embed: the fake paid API "
+                                                 r"does not serve that route"):
+        gate.wait(timeout=0.2)
+    with pytest.raises(ollama.ResponseError):
+        client.chat(model="nope:1b", messages=MESSAGES, stream=False)
+    with pytest.raises(PaidAPIWaitTimeout, match=r"answered 404 on /api/chat: unknown model 'nope:1b': the fake "
+                                                 r"paid API does not know it"):
+        api.control.wait_for_call(timeout=0.2)
