@@ -118,7 +118,7 @@ def deadline_honoured(history: History, snapshot: Snapshot | None, deadline: flo
         last = calls[-1]
         reason = _final_reason(history, snapshot, job_id)
         labelled = label.lower() in (reason or "").lower()
-        own = deadline if deadline is not None else _sent(last.client_timeout)
+        own = deadline if deadline is not None else _within_task_limit(history, last, _sent(last.client_timeout))
         if own is None:
             unknown += 1
             continue
@@ -140,6 +140,19 @@ def deadline_honoured(history: History, snapshot: Snapshot | None, deadline: flo
 
 
 NO_TIMEOUT = "none"
+
+
+def _within_task_limit(history: History, call: PaidCall, own: float | str | None) -> float | str | None:
+    """A call's own deadline, or sooner the soft time limit of the task run that made it (the
+    instrumentation's ``invoke task`` event: what ends a job first is the deadline it must keep)."""
+    if own is None or own == NO_TIMEOUT:
+        return own  # a call sent without a timeout has no deadline of its own, whatever ends its task
+    runs = [e for e in history.by_job(str(call.job_id)) if e.source == v.INSTRUMENT and e.name == "task"
+            and e.type == "invoke" and e.t <= call.t_start and e.data.get("soft_time_limit")]
+    if not runs:
+        return own
+    remaining = runs[-1].t + float(runs[-1].data["soft_time_limit"]) - call.t_start
+    return min(float(own), remaining)
 
 
 def _sent(value: Any) -> float | str | None:
