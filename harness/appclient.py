@@ -124,15 +124,16 @@ class AppClient:
         return {"process": SUBMITTER}
 
     # -- waiting on the app ---------------------------------------------------------
-    def held_call(self, gate: Any, submitted: Future[str], timeout: float) -> dict[str, Any]:
-        """The call ``gate`` holds, once one is; a submission that failed meanwhile is raised at once
-        (no call will come), and a wait that times out names what the fake refused to serve."""
+    def held_call(self, waiting: Any, submitted: Future[str], timeout: float) -> Any:
+        """What ``waiting.wait()`` returns (a gate's held call, a kill's record) once it comes; a submission
+        that failed meanwhile is raised at once (no call will come), and a wait that times out names the
+        calls the fake refused to serve."""
         deadline = time.monotonic() + timeout
         while True:
             if submitted.done() and submitted.exception() is not None:
                 raise SubmitError(f"no paid call came: the submission failed: {submitted.exception()}")
             try:
-                return gate.wait(timeout=max(0.1, min(POLL, deadline - time.monotonic())))
+                return waiting.wait(timeout=max(0.1, min(POLL, deadline - time.monotonic())))
             except WaitTimeout as exc:
                 if time.monotonic() >= deadline:
                     refused = refusals(self.jq.paidapi.ledger())

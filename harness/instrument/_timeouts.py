@@ -14,6 +14,10 @@ import math
 from typing import Any, Iterable
 
 NONE = "none"  # the header's value for a call sent without any read timeout
+# a scaled paid-call timeout is never shorter: the fake's calls take tens of milliseconds at 0.01, but a
+# fault that must land while a call is held (a kill mid-call) needs the harness to act within the
+# timeout, and on a busy machine that takes more than a few hundred milliseconds
+AT_LEAST_S = 2.0
 
 
 class TimeoutPolicy:
@@ -27,7 +31,7 @@ class TimeoutPolicy:
         """``seconds`` in the run's time when it is one of the listed production values."""
         if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and \
                 any(math.isclose(seconds, v, rel_tol=1e-9, abs_tol=1e-9) for v in self.production):
-            return seconds * self.time_scale
+            return max(seconds * self.time_scale, min(AT_LEAST_S, seconds))
         return seconds
 
     # -- per library: (the new timeout to send, the app's read timeout, the effective one) --

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from harness.instrument._timeouts import AT_LEAST_S as PAID_CALL_AT_LEAST_S
+
 SCALE_AT_LEAST_S = 10.0  # shorter defaults are left as they are: scaled, they would make polling loops spin
 PROVIDER_WORDS = ("OPENAI", "ANTHROPIC", "MODEL", "LLM", "PROVIDER", "COMPLETION", "GPT", "CLAUDE", "OPENROUTER",
                   "OLLAMA", "GROQ", "MISTRAL", "TOGETHER", "DEEPSEEK", "GEMINI", "AI_")
@@ -172,12 +174,16 @@ def _duration(name: str, default: object, time_scale: float, annotation: str) ->
     if seconds is None or seconds < SCALE_AT_LEAST_S:
         return None
     unit = unit_s(name, annotation) or 1.0
-    scaled = seconds * time_scale / unit
+    run_seconds = seconds * time_scale
+    floor = ""
+    if deadline(name) and run_seconds < PAID_CALL_AT_LEAST_S:  # as the instrumentation floors a call's timeout
+        run_seconds, floor = PAID_CALL_AT_LEAST_S, f", at least {PAID_CALL_AT_LEAST_S:g} s for a paid call"
+    scaled = run_seconds / unit
     whole = annotation.strip() == "int"  # pydantic refuses "0.45" for an int; untyped reads convert themselves
     if whole:
         scaled = max(1, math.ceil(round(scaled, 6)))
     text = f"{scaled:g}" if not whole else str(int(scaled))
-    note = ", rounded up: the code reads a whole number" if whole and scaled != seconds * time_scale / unit else ""
+    note = floor + (", rounded up: the code reads a whole number" if whole and scaled != run_seconds / unit else "")
     return EnvValue(name, text, f"{_plain(default)} {_unit_word(unit)} in the code, x time_scale {time_scale:g}{note}",
                     "duration")
 

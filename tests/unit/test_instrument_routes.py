@@ -48,7 +48,8 @@ def test_only_listed_production_timeouts_are_scaled_part_by_part():
     new, asked, sent = policy.httpx({"connect": 5.0, "read": 600.0, "write": 600.0, "pool": 600.0})
     assert new == {"connect": 5.0, "read": 6.0, "write": 6.0, "pool": 6.0} and (asked, sent) == (600.0, 6.0)
     assert policy.httpx({"connect": 1.2, "read": 1.2, "write": 1.2, "pool": 1.2})[2] == 1.2  # not listed
-    assert policy.requests((3, 45)) == ((3, 0.45), 45, 0.45)
+    assert policy.requests((3, 45)) == ((3, 2.0), 45, 2.0)  # 0.45 s, but never below 2 s: a kill mid-call needs room
+    assert TimeoutPolicy(0.01, [1.5]).requests(1.5) == (1.5, 1.5, 1.5)  # nor above the production value
     assert policy.requests(None) == (None, None, None) and header(None) == "none"
     new, asked, sent = policy.aiohttp(aiohttp.ClientTimeout(total=600, connect=5))
     assert (new.total, new.connect, asked, sent) == (6.0, 5, 600, 6.0)

@@ -73,7 +73,7 @@ def test_init_finds_its_timings_processes_schema_and_submit(tmp_path):
     config = scaffold.config
     assert 'job_heartbeat_column = ""' in config and 'job_updated_column = "updated_at"' in config
     assert 'terminal_states = ["completed", "failed"]' in config
-    assert 'RECAPS_LLM__ACTIONS_TIMEOUT_S = "1.2"' in config and 'OPENAI_BASE_URL = "{paidapi_url}/v1"' in config
+    assert 'RECAPS_LLM__ACTIONS_TIMEOUT_S = "2"' in config and 'OPENAI_BASE_URL = "{paidapi_url}/v1"' in config
     assert 'tasks = { "recaps.summarise" = { soft_time_limit = 240, time_limit = 300 } }' in config
     assert "unacked_restore_interval = 100" in config and "settle_timeout = 60" in config
     conftest = scaffold.files["scenarios/conftest.py"]

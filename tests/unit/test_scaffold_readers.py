@@ -65,7 +65,7 @@ def test_pydantic_settings_v1_config_field_env_and_alias_choices_and_dotenv_file
     config = render(found).config
     assert 'DB_URL = "postgresql+asyncpg://{database_address}"' in config  # the driver the app uses
     assert 'SVC_POLL_INTERVAL = "1"' in config  # 0.45 s, rounded up: the field is an int
-    assert 'SVC_REQUEST_TIMEOUT_MS = "200"' in config  # milliseconds stay milliseconds
+    assert 'SVC_REQUEST_TIMEOUT_MS = "2000"' in config  # in milliseconds; a request's deadline at least 2 s
 
 
 def test_celery_settings_schedules_and_retries_as_the_code_writes_them(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 
 # found: TICKETS_MODEL_TIMEOUT_S, the model call's deadline, in this run's seconds ([tool.jobquake.env])
 DEADLINE_VAR = "TICKETS_MODEL_TIMEOUT_S"
-DEADLINE = 1.5
+DEADLINE = 2
 SLACK = 0.5  # of the deadline: the work between giving up and saving the outcome, on a busy machine
 WAIT_AT_MOST = 60.0  # seconds: a job whose calls have no deadline never ends while they hang
 CHECK = {"deadline_honoured": {"deadline": None if DEADLINE is None else float(DEADLINE), "slack_ratio": SLACK}}
