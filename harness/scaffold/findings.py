@@ -46,6 +46,7 @@ class EnvVar:
     default: object = None
     source: str = ""  # "recaps.config.Settings.stale_after_s", ".env", "os.getenv in recaps.db"...
     annotation: str = ""  # the type the code gives it, where it says ("float", "timedelta"...)
+    required: bool = False  # a settings field without a default: the app does not start without it
 
 
 @dataclass
@@ -93,7 +94,7 @@ class Findings:
     body_models: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)  # pydantic models' fields
 
     def add_env(self, name: str, default: object = None, *, source: str = "", annotation: str = "",
-                override: bool = False) -> None:
+                override: bool = False, required: bool = False) -> None:
         """Note a variable the app reads; the first reader to name it wins, unless ``override``."""
         if name in self.env_vars and not override:
             known = self.env_details.get(name)
@@ -102,4 +103,5 @@ class Findings:
             return
         known = self.env_details.get(name)
         self.env_vars[name] = default
-        self.env_details[name] = EnvVar(name, default, source, annotation or (known.annotation if known else ""))
+        self.env_details[name] = EnvVar(name, default, source, annotation or (known.annotation if known else ""),
+                                        required or bool(known and known.required and default is None))

@@ -24,6 +24,7 @@ COLUMN_HINTS = {  # config key -> words a column name of that role contains, in 
 }
 HEARTBEAT_WORDS = ("heartbeat", "last_beat", "beat_at", "alive", "last_seen", "keepalive", "pinged")
 UPDATED_WORDS = ("updated_at", "updated", "modified", "touched", "changed_at", "last_update")
+FAILURE_ENDINGS = ("_failed", "_error", "_timeout", "_timed_out")  # chunk_failed, upload_error...
 SUCCESS_WORDS = ("done", "completed", "complete", "succeeded", "success", "finished", "summarised", "summarized",
                  "processed", "ready")
 FAILURE_WORDS = ("failed", "failure", "error", "errored", "cancelled", "canceled", "aborted", "rejected",
@@ -118,7 +119,7 @@ def _final_states(found: Findings) -> tuple[tuple[str, ...] | None, str]:
     for name, values in found.state_values.items():
         lowered = [v.lower() for v in values]
         success = [v for w in SUCCESS_WORDS for v, low in zip(values, lowered) if low == w]
-        failure = [v for v, low in zip(values, lowered) if low in FAILURE_WORDS]
+        failure = [v for v, low in zip(values, lowered) if low in FAILURE_WORDS or low.endswith(FAILURE_ENDINGS)]
         if success and failure:
             return (success[0], *failure), f"the values of {name} that say a job ended (check the list)"
     return None, ""

