@@ -14,6 +14,7 @@ import asyncio
 import importlib
 import inspect
 import json
+import os
 import sys
 import typing
 
@@ -72,6 +73,10 @@ async def _awaited(fn, args, sessions, column):
 
 
 def main(spec, given, session_spec, column, mark):
+    if os.environ.get("DJANGO_SETTINGS_MODULE"):  # a Django project's code needs its app registry first
+        import django
+
+        django.setup()
     fn = _load(spec)
     factory = _load(session_spec) if session_spec else None
     args, sessions = _arguments(fn, json.loads(given), factory)

@@ -3,7 +3,8 @@
 The scenarios ``jobquake init`` writes use it: ``submit`` calls the app's
 own function that takes a new job (``"module:function"``), in a process of
 its own started with the app's environment (as the API process that calls
-it in production would be), and records the submission in the run's
+it in production would be; a Django project's settings, named by
+``DJANGO_SETTINGS_MODULE``, are set up first), and records the submission in the run's
 history (``invoke``, then ``ok`` with the job id, or ``fail``), which is
 what ``no_lost_submission`` judges. The job rows are read through the
 config's column names, directly (never through the fault proxy).
@@ -18,7 +19,7 @@ import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import psycopg
 from psycopg import sql
@@ -27,6 +28,8 @@ from harness._wait import wait_until
 from harness.errors import HarnessError, WaitTimeout
 from harness.instrument import ENV_PROCESS
 from harness.paidapi.ledger import refusals
+
+__all__ = ["AppClient", "RESULT_MARK", "RUNNER", "SUBMITTER", "SUBMIT_TIMEOUT", "SubmitError"]
 
 SUBMITTER = "submit"  # the label of the submitting process in failpoint contexts (see submitter_match)
 RESULT_MARK = "jobquake-submit-result "
@@ -42,7 +45,7 @@ class SubmitError(HarnessError):
 class AppClient:
     """Submit jobs through the app's own function; read and wait for job rows by config."""
 
-    def __init__(self, jq: Any, *, submit: str, job_args: Callable[[int], dict] | None = None,
+    def __init__(self, jq: Any, *, submit: str, job_args: Callable[[int], dict[str, Any]] | None = None,
                  session: str | None = None):
         for key, spec in (("submit", submit), ("session", session)):
             if spec is not None and ":" not in spec:
@@ -196,7 +199,7 @@ class AppClient:
         query = sql.SQL("INSERT INTO {} ({}) VALUES ({}) RETURNING {}::text").format(
             sql.Identifier(t.table), sql.SQL(", ").join(map(sql.Identifier, values)),
             sql.SQL(", ").join(sql.Placeholder() * len(values)), sql.Identifier(t.id_column))
-        return self.query(query, *values.values())[0][0]
+        return cast("str", self.query(query, *values.values())[0][0])
 
     def row_values(self, values: dict[str, Any]) -> dict[str, Any]:
         """``values`` for a new job row: with a fresh id when the id column is text with no default in
@@ -210,7 +213,7 @@ class AppClient:
                           "WHERE table_name = %s AND column_name = %s", self.table.table, self.table.id_column)
         return bool(rows) and rows[0][1] is None and rows[0][0] in ("text", "character varying", "uuid", "character")
 
-    def query(self, query: Any, *params: Any) -> list[tuple]:
+    def query(self, query: Any, *params: Any) -> list[tuple[Any, ...]]:
         """Run SQL on the app's database, directly; its rows (empty for statements without any)."""
         with psycopg.connect(self.jq.database_dsn, autocommit=True, connect_timeout=5) as conn:
             cursor = conn.execute(query, params)

@@ -15,7 +15,7 @@ import pytest
 from harness.stack import reaper
 from tests.common import tiers
 
-collect_ignore = ["ownapp", "recapapp"]
+collect_ignore = ["ownapp", "recapapp", "reviewdesk"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -37,7 +37,8 @@ def _summary(found, scaffold, out) -> None:
         f"{len(found.env_vars)} environment variable(s); {len(processes)} process(es)"
         + (f" ({', '.join(processes)})" if processes else "")
         + (f"; schema: {found.schema_command or found.schema_function}" if found.schema_command or
-           found.schema_function else ""))
+           found.schema_function else "")
+        + (f" ({found.framework} project)" if found.framework else ""))
     if scaffold.todos:
         out(f"\n{len(scaffold.todos)} thing(s) could not be inferred; each is a commented "
             "TODO(jobquake init) where it goes:")

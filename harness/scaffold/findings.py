@@ -93,6 +93,15 @@ class Findings:
     session_factories: list[str] = field(default_factory=list)  # "module:name" of a sessionmaker
     body_models: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)  # pydantic models' fields
 
+    # what a framework's reader (Django) knows beyond the Python sources' shapes
+    framework: str | None = None  # "django": named on init's summary line
+    final_states_why: str = ""  # where final_states came from, when not a constant of literal states
+    env_values: dict[str, tuple[str, str]] = field(default_factory=dict)  # var -> (value, why): over the roles
+    submit: Function | None = None  # the function that takes a new job, where a reader knows it
+    scenario_values: dict[str, str] = field(default_factory=dict)  # template placeholders a reader fills
+    scenario_files: dict[str, str] = field(default_factory=dict)  # more scenario templates: file name -> text
+    env_todos: list[str] = field(default_factory=list)  # what the app's environment cannot reach (a TODO each)
+
     def add_env(self, name: str, default: object = None, *, source: str = "", annotation: str = "",
                 override: bool = False, required: bool = False) -> None:
         """Note a variable the app reads; the first reader to name it wins, unless ``override``."""

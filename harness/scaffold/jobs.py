@@ -115,7 +115,7 @@ def _written_by_heartbeat(found: Findings, table: Table) -> str | None:
 
 def _final_states(found: Findings) -> tuple[tuple[str, ...] | None, str]:
     if found.final_states:
-        return found.final_states, "a constant of final states"
+        return found.final_states, found.final_states_why or "a constant of final states"
     for name, values in found.state_values.items():
         lowered = [v.lower() for v in values]
         success = [v for w in SUCCESS_WORDS for v, low in zip(values, lowered) if low == w]

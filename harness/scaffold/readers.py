@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from harness.scaffold import (read_alembic, read_calls, read_celery, read_dotenv, read_env, read_pyproject,
-                              read_python, read_settings, read_web)
+from harness.scaffold import (django_read, read_alembic, read_calls, read_celery, read_dotenv, read_env,
+                              read_pyproject, read_python, read_settings, read_web)
 from harness.scaffold.findings import Findings
 from harness.scaffold.project import Project
 
@@ -28,4 +28,5 @@ READERS: list[Reader] = [
     read_alembic.read,   # migrations as the schema
     read_web.read,       # web apps, beat, --port mains (after read_celery: beat needs its schedule)
     read_calls.read,     # timeouts, model names, endpoints (after the env readers: model defaults)
+    django_read.read,    # a Django project: settings, models, migrations, its processes
 ]

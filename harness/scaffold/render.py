@@ -38,12 +38,14 @@ def render(found: Findings) -> Scaffold:
     celery, celery_why = render_timing.celery_table(found)
     lines = _config_lines(found, job, env, celery, todos)
     lines += _env_lines(found, env)
+    todos += [f"[tool.jobquake.env] {note}" for note in found.env_todos]
     lines += _celery_lines(celery, celery_why)
     lines += _price_lines(found, todos)
     lines += _process_lines(found, todos)
     chosen = submits.choose(found, job.table if job else None)
     values = templates.values(found, chosen, env, submits.session_factory(found, chosen), todos)
     files = {f"scenarios/{name}": templates.render(name, values) for name in templates.FILES}
+    files.update({f"scenarios/{name}": templates.render_text(text, values) for name, text in found.scenario_files.items()})
     if chosen.adapter:
         files["scenarios/submit_adapter.py"] = templates.adapter(chosen)
     todos += chosen.todos
@@ -52,12 +54,16 @@ def render(found: Findings) -> Scaffold:
 
 
 def _env_values(found: Findings) -> list[roles.EnvValue]:
-    env = []
+    """Each variable's value: what a reader decided (``env_values``), else what its role says."""
+    env = [roles.EnvValue(name, value, why, "reader") for name, (value, why) in found.env_values.items()]
     for name, default in sorted(found.env_vars.items()):
+        if name in found.env_values:
+            continue
         detail = found.env_details.get(name)
         value = roles.env_value(name, default, TIME_SCALE, detail.annotation if detail else "")
         if value is not None:
             env.append(value)
+    env.sort(key=lambda e: e.name)
     named = {e.name for e in env}
     for client in sorted(found.model_clients):
         for name, value in CLIENT_VARIABLES.get(client, ()):
@@ -99,8 +105,9 @@ def _config_lines(found: Findings, job: JobColumns | None, env: list[roles.EnvVa
 
 def _schema_lines(found: Findings, todos: list[str]) -> list[str]:
     if found.schema_command:
-        return ["# found: alembic.ini and its migrations: run in this folder with the app's environment "
-                "pointing at the template database", f"schema = {json.dumps(found.schema_command)}"]
+        what = "alembic.ini and its migrations" if "alembic" in found.schema_command else "the project's own migrations"
+        return [f"# found: {what}: run once per session in this folder, with the app's environment pointing at the "
+                "template database", f"schema = {json.dumps(found.schema_command)}"]
     if found.schema_function:
         return [f"# found: {found.schema_function} calls metadata.create_all(); run once on the template database "
                 "(a function taking no URL runs with the app's environment pointing at it)",
@@ -152,6 +159,8 @@ def scaled_timeouts(found: Findings, env: list[roles.EnvValue]) -> set[float]:
 
 def _env_lines(found: Findings, env: list[roles.EnvValue]) -> list[str]:
     out = ["", "# your app's own variable names, filled from the stack jobquake starts", "[tool.jobquake.env]"]
+    for note in found.env_todos:
+        out.append(f"# {TODO}: {note}")
     for e in env:
         source = found.env_details.get(e.name)
         where = f" ({source.source})" if source and source.source else ""

@@ -35,6 +35,9 @@ class Submit:
 
 def choose(found: Findings, job: Table | None) -> Submit:
     """The submit function for ``job`` (the job table), or a reason why there is none."""
+    if found.submit is not None:  # a framework's reader knows it (Django: the function that saves and queues)
+        return _with_args(found, found.submit, f"found: {found.submit.module}.{found.submit.name} saves a new job "
+                                               f"and queues it")
     if job is None:
         return Submit(None, f"{TODO}: 'module:function' that takes a new job and returns its id",
                       todos=["scenarios/conftest.py SUBMIT: no job table was found, so no function writing to it"])

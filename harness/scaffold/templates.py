@@ -114,9 +114,9 @@ def test_a_call_that_is_never_answered_ends_its_job_at_the_deadline(jq, app):
 
 POOL = '''"""The database pool runs dry between the job's write and its enqueue: the job must still run.
 
-The framework failpoint ``sqlalchemy.after_commit`` fires in the process
+The framework failpoint ``$POOL_AT`` fires in the process
 that submits, right after the job's transaction commits; its action empties
-that process's SQLAlchemy pool (every connection held by the harness). An
+that process's $POOL_KIND pool (every connection held by the harness). An
 app that queues the job in a second step, needing the database again,
 times out there: the job is saved and never run. An app that queues it
 without the database again (or writes it with its message: an outbox) has
@@ -140,7 +140,7 @@ def test_a_job_is_run_although_the_pool_ran_dry_right_after_its_write(jq, app):
     if SWEEPER:
         jq.faults.stop_service(SWEEPER)
     app.submit_job(1)  # before the fault: an accepted submission to follow
-    dry = jq.faults.exhaust_pool(at="sqlalchemy.after_commit", match=app.submitter_match(),
+    dry = jq.faults.exhaust_pool(at="$POOL_AT", match=app.submitter_match(),
                                  timeout=HOLD_AT_MOST)
     app.try_submit_job(2)  # recorded either way: accepted, or refused after (or before) its row was written
     dry.wait(timeout=MARGIN)  # the pool really was emptied, in the submitting process
@@ -164,7 +164,7 @@ import pytest
 LONG_AGO = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).isoformat()
 # $TODO: a job row your sweep picks up, as column -> value (e.g. a state and
 # a heartbeat of LONG_AGO), and the change that makes one of them poison
-STALE_JOB: dict = {}
+STALE_JOB: dict = $STALE_JOB
 POISON: dict = {}
 GOOD_ROWS = 3
 
@@ -246,7 +246,12 @@ FILES = {
 
 def render(name: str, values: dict[str, str]) -> str:
     """File ``name`` with its ``$NAME`` placeholders filled."""
-    return Template(FILES[name]).substitute({"TODO": TODO, **values})
+    return render_text(FILES[name], values)
+
+
+def render_text(text: str, values: dict[str, str]) -> str:
+    """A template's text with its ``$NAME`` placeholders filled."""
+    return Template(text).substitute({"TODO": TODO, **values})
 
 
 def adapter(submit: Any) -> str:
@@ -284,6 +289,8 @@ def values(found: Any, submit: Any, env: list, session: str | None, todos: list[
                             f"found {setting.name}, but the code's calls also set timeouts of their own: each "
                             "call's own timeout is used" if setting else
                             "no variable looked like the model call's deadline: each call's own timeout is used")}
+    out.update({"POOL_AT": "sqlalchemy.after_commit", "POOL_KIND": "SQLAlchemy", "STALE_JOB": "{}"})
+    out.update(found.scenario_values)  # a framework's reader fills some (Django: its failpoint at the commit)
     todos.append("scenarios/test_sweep.py STALE_JOB, POISON: a row your sweep picks up, and what makes one "
                  "poison (that scenario skips until they are set)")
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from harness._ports import free_port
 from harness.config import Config
@@ -16,11 +16,22 @@ from harness.errors import ConfigError, ServiceError
 from harness.evidence import prepare_template
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
+from harness.stack.paidapi import PaidAPIService
+from harness.stack.postgres import PostgresService
 from harness.stack.process import ProcessService, start_all, stop_all
-from harness.stack.schema import schema_builder
+from harness.stack.database_values import database_values
+from harness.stack.proxy import ProxyService
 from harness.stack.readiness import ReadyCheck
-from harness.stack.sqs import QueueSpec
+from harness.stack.redis import RedisService
+from harness.stack.schema import schema_builder
+from harness.stack.sqs import QueueSpec, SQSService
 from harness.stack.worker import WorkerPool
+
+if TYPE_CHECKING:
+    from harness.failpoints.control import FailpointControl
+    from harness.instrument.control import InstrumentControl
+
+__all__ = ["PROCESS_KEYS", "PROXYABLE", "Stack"]
 
 PROXYABLE = ("paidapi", "redis", "postgres", "sqs")
 PROCESS_KEYS = {"command", "ready", "start_timeout", "instrument"}
@@ -30,17 +41,17 @@ class Stack:
     """Every service of a session, built from one Config."""
 
     config: Config
-    redis: ProcessService
-    postgres: ProcessService
-    sqs: ProcessService
-    paidapi: ProcessService
-    proxy: ProcessService
+    redis: RedisService  # each backend's service is a subclass of the process backend's
+    postgres: PostgresService
+    sqs: SQSService
+    paidapi: PaidAPIService
+    proxy: ProxyService
     processes: dict[str, AppProcess]  # the app's own processes (api, relay, sweeper...), by name
     workers: WorkerPool
     values: dict[str, Any]
 
     def __init__(self, config: Config, workdir: Path,
-                 on_worker_event: Callable[[str, Any, dict], None] | None = None):
+                 on_worker_event: Callable[[str, Any, dict[str, Any]], None] | None = None):
         self.config = config
         self.workdir = Path(workdir)
         bad = set(config.proxied) - set(PROXYABLE)
@@ -48,7 +59,10 @@ class Stack:
             raise ConfigError(f"proxied: cannot proxy {sorted(bad)}; choose from {PROXYABLE}", key="proxied")
         self.backend = backend = backend_for(config)
         schema = self._template_builder(config)  # called once the stack's values exist
-        common = lambda name: {"port": free_port(), "workdir": self.workdir / name}  # noqa: E731
+
+        def common(name: str) -> dict[str, Any]:
+            return {"port": free_port(), "workdir": self.workdir / name}
+
         self.redis = backend.redis("redis", **common("redis"))
         self.postgres = backend.postgres("postgres", schema=schema,
                                          max_connections=config.postgres_max_connections, **common("postgres"))
@@ -90,8 +104,7 @@ class Stack:
 
     def _env_for_database(self, url: str) -> dict[str, str]:
         """The app's environment (no instrumentation) with its database URLs pointing at ``url``."""
-        values = {**self.values, "database_url": url,
-                  "database_dsn": url.replace("postgresql+psycopg://", "postgresql://", 1)}
+        values = {**self.values, **database_values(url)}
         return {**os.environ, **self._env(values)}
 
     @property
@@ -126,10 +139,7 @@ class Stack:
         pg_port = self._via_proxy("postgres", self.postgres)
         values = {
             "redis_url": self.redis.url_for(self._via_proxy("redis", self.redis)),
-            "database_url": self.postgres.url_for("app", port=pg_port),
-            "database_dsn": self.postgres.url_for("app", driver="postgresql", port=pg_port),
-            # for another driver: "postgresql+asyncpg://{database_address}" (user:password@host:port/database)
-            "database_address": self.postgres.url_for("app", driver="", port=pg_port).split("://", 1)[1],
+            **database_values(self.postgres.url_for("app", port=pg_port)),
             "sqs_endpoint": f"http://{host}:{self._via_proxy('sqs', self.sqs)}",
             "paidapi_url": f"http://{host}:{self._via_proxy('paidapi', self.paidapi)}",
             "paidapi_direct_url": self.paidapi.url,
@@ -141,7 +151,7 @@ class Stack:
             "root": str(self.config.root),
         }
         values.update({f"{name}_url": f"http://{host}:{port}" for name, port in self._app_ports.items()})
-        values.update(url_parts(values["redis_url"], "redis") | url_parts(values["database_dsn"], "database"))
+        values.update(url_parts(values["redis_url"], "redis"))
         return values
 
     def app_environment(self) -> dict[str, str]:
@@ -239,7 +249,8 @@ class Stack:
 
 def url_parts(url: str, prefix: str) -> dict[str, Any]:
     """``{prefix}_host``, ``_port``, ``_user``, ``_password``, ``_name`` of ``url``: for an app that reads
-    its broker or database as separate settings (``REDIS_HOST``, ``REDIS_PORT``, ``POSTGRES_PASSWORD``...)."""
+    its broker as separate settings (``REDIS_HOST``, ``REDIS_PORT``, ``REDIS_PASSWORD``...; the database's
+    parts are ``database_values``)."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
@@ -254,13 +265,13 @@ def _queue(spec: Any) -> QueueSpec:
         raise ConfigError(f"queues: bad queue {spec!r}: {exc}", key="queues") from exc
 
 
-def _instrument_control(path: Path):
+def _instrument_control(path: Path) -> InstrumentControl:
     from harness.instrument.control import InstrumentControl
 
     return InstrumentControl.create(path)
 
 
-def _failpoint_control(path: Path):
+def _failpoint_control(path: Path) -> FailpointControl:
     from harness.failpoints.control import FailpointControl
 
     return FailpointControl.create(path)

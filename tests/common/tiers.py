@@ -39,6 +39,7 @@ SLOW_FILES = (
     "tests/integration/test_recapapp.py",  # the third app's full matrix: every scenario against 6 bugs
     "tests/integration/test_install_orders.py",  # two environments installed from PyPI, a scenario in each
     "tests/integration/test_ownapp.py",  # the second app's mutation matrix: 7 sessions
+    "tests/integration/test_reviewdesk.py",  # the Django app's mutation matrix: 7 sessions
     "tests/integration/test_nightly.py",  # 15 s nightly, then its replay
 )
 

@@ -5,7 +5,7 @@ from harness.checks.deadline import deadline_honoured
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History
-from harness.evidence.snapshot import JobRow, Snapshot
+from harness.history.snapshot import JobRow, Snapshot
 
 TERMINAL = ("done", "failed")
 
