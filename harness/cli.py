@@ -17,9 +17,13 @@ def _config(args: argparse.Namespace) -> int:
     width = max(len(key) for key, _value, _source in rows)
     print(f"pyproject: {pyproject or '(none)'}   ini: {ini_path or '(none)'}")
     for key, value, source in rows:
-        shown = value if not isinstance(value, tuple) else ", ".join(value)
+        shown = value if not isinstance(value, tuple) else ", ".join(map(_shown, value))
         print(f"{key:<{width}}  {shown!s:<40}  [{source}]")
     return 0
+
+
+def _shown(item: object) -> str:
+    return f"{item:g}" if isinstance(item, float) else str(item)
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -100,3 +100,11 @@ def test_a_provider_client_import_gets_the_variables_that_client_reads(tmp_path,
     config = render(scan(tmp_path)).config
     name = {"ollama": "OLLAMA_HOST", "anthropic": "ANTHROPIC_BASE_URL"}[extra]
     assert f'{name} = "{{paidapi_url}}"' in config
+
+
+def test_jobquake_config_shows_what_init_wrote_for_it(monkeypatch, capsys):
+    monkeypatch.chdir(APP)
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "scale_paid_call_timeouts  45 " in out and "schema                    alembic upgrade head" in out
+    assert "'tasks': {'recaps.summarise': {'soft_time_limit': 240, 'time_limit': 300}}" in out
