@@ -17,9 +17,13 @@ def _config(args: argparse.Namespace) -> int:
     width = max(len(key) for key, _value, _source in rows)
     print(f"pyproject: {pyproject or '(none)'}   ini: {ini_path or '(none)'}")
     for key, value, source in rows:
-        shown = value if not isinstance(value, tuple) else ", ".join(value)
+        shown = value if not isinstance(value, tuple) else ", ".join(map(_shown, value))
         print(f"{key:<{width}}  {shown!s:<40}  [{source}]")
     return 0
+
+
+def _shown(item: object) -> str:
+    return f"{item:g}" if isinstance(item, float) else str(item)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -55,6 +59,14 @@ def _mutants(args: argparse.Namespace) -> int:
     if args.only:
         matrix.mutants = {k: v for k, v in matrix.mutants.items() if k in args.only}
     if args.full:
+        return _mutants_full(args, settings, matrix)
+    if matrix.declares_nothing():
+        if args.declared:
+            print("no scenario declares a catch (@pytest.mark.catches): nothing to check; "
+                  "`jobquake mutants --full` runs every scenario against every mutant")
+            return 0
+        print("no scenario declares a catch (@pytest.mark.catches): every scenario runs against every mutant "
+              "(as `jobquake mutants --full`)")
         return _mutants_full(args, settings, matrix)
     baseline, results = matrix.run(None if args.session_per_mutant else run_shared)
     undeclared = [r.name for r in results if not r.expected]

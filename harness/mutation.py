@@ -8,7 +8,9 @@ then runs the scenario suite once with no mutant (everything must pass) and,
 for each mutant, the scenarios that declare it, in a fresh pytest process
 whose app processes carry the mutant. A mutant is caught when one of its
 scenarios fails with the declared invariant invalid; a mutant that survives
-is a finding about the scenario or the checker.
+is a finding about the scenario or the checker. Where no scenario declares
+anything (an app's own scenarios, as ``jobquake init`` writes them), the
+command runs the full matrix instead (``mutation_full.py``) and says so.
 """
 from __future__ import annotations
 
@@ -91,9 +93,20 @@ class MutationMatrix:
         self.work = out or root / ".jobquake" / "mutants"
         self.scenarios = str(root / config.scenarios)
         self._children: set[subprocess.Popen] = set()
+        self._catches: dict[str, list[tuple[str, str | None]]] | None = None
+
+    def declares_nothing(self) -> bool:
+        """True when no scenario declares that it catches any of the mutants asked for: then only
+        the full matrix (every scenario against every mutant) measures anything."""
+        return not any(m in self.mutants for marks in self.catches().values() for m, _ in marks)
 
     def catches(self) -> dict[str, list[tuple[str, str | None]]]:
-        """{nodeid: [(mutant, invariant)]} as the scenarios declare them."""
+        """{nodeid: [(mutant, invariant)]} as the scenarios declare them (collected once)."""
+        if self._catches is None:
+            self._catches = self._collect_catches()
+        return self._catches
+
+    def _collect_catches(self) -> dict[str, list[tuple[str, str | None]]]:
         self.work.mkdir(parents=True, exist_ok=True)
         listing = self.work / "catches.json"
         proc = self._pytest([self.scenarios, f"--jobquake-list-catches={listing}", "-q"], env={})

@@ -29,6 +29,8 @@ OWNERS: dict[str, str] = {
     "call_key": "harness.paidapi.attribution",
     "paidapi_prices": "harness.paidapi.pricing",
     "job_id_from": "harness.instrument.jobid",
+    "paid_hosts": "harness.instrument._routes",
+    "celery": "harness.instrument.celery_settings",
 }
 _CHECKS: dict[str, Check] = {}
 

@@ -1,7 +1,8 @@
 """jobquake's own tests.
 
-``tests/ownapp`` is a project of its own (its pyproject, its scenarios),
-run from its own folder by ``tests/integration/test_ownapp.py``; it is not
+``tests/ownapp`` and ``tests/recapapp`` are projects of their own (a
+pyproject, scenarios), run from their own folders by
+``tests/integration/test_ownapp.py`` / ``test_recapapp.py``; they are not
 collected as part of this suite.
 
 The two tiers are decided here, in one place: ``tests/common/tiers.py``
@@ -14,7 +15,7 @@ import pytest
 from harness.stack import reaper
 from tests.common import tiers
 
-collect_ignore = ["ownapp", "reviewdesk"]
+collect_ignore = ["ownapp", "recapapp", "reviewdesk"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -102,34 +102,84 @@ def _judge(history: History, call: PaidCall, labelled: bool, deadline: float, sl
 
 @invariant(NAME, needs=(PAID_CALLS,))
 def deadline_honoured(history: History, snapshot: Snapshot | None, deadline: float | None = None,
-                      slack: float | None = None, label: str = "timeout") -> Result:
-    """Each job whose last paid call went unanswered ended ``deadline`` ± ``slack`` after the call began."""
-    if deadline is None:
-        return unknown_result(NAME, "no deadline given: pass the configured per-call deadline as an option")
-    slack = DEFAULT_SLACK * deadline if slack is None else slack
+                      slack: float | None = None, label: str = "timeout", slack_ratio: float | None = None) -> Result:
+    """Each job whose last paid call went unanswered ended ``deadline`` ± ``slack`` after the call began.
+
+    Without ``deadline``, each call's own: the read timeout its client sent (the ledger's
+    ``client_timeout``); a call sent with none has no deadline, which is a violation once it goes
+    unanswered. ``slack_ratio`` (default 0.1) sizes the slack from the deadline when ``slack`` is not given.
+    """
+    ratio = DEFAULT_SLACK if slack_ratio is None else slack_ratio
     terminal = tuple(snapshot.terminal_states) if snapshot is not None else DEFAULT_TERMINAL_STATES
     until = _observed_until(history, snapshot)
     violations: list[dict[str, Any]] = []
-    judged = 0
+    judged = unknown = 0
     for job_id, calls in calls_by_job(history).items():
         last = calls[-1]
         reason = _final_reason(history, snapshot, job_id)
         labelled = label.lower() in (reason or "").lower()
+        own = deadline if deadline is not None else _within_task_limit(history, last, _sent(last.client_timeout))
+        if own is None:
+            unknown += 1
+            continue
+        if own == NO_TIMEOUT:
+            if last.hung or last.t_end is None or last.mode == "hang":  # the provider never answered it
+                judged += 1
+                violations.append({**last.evidence(history.start), "reason": reason, "ended_after_s": None,
+                                   "why": "its call was sent without a timeout: only the provider could end the wait"})
+            continue
+        allowed = ratio * own if slack is None else slack
         # past deadline + slack: by then the app must have shown that it gave up
-        if not (last.elapsed(until) > deadline + slack or labelled):
+        if not (last.elapsed(until) > own + allowed or labelled):
             continue
         judged += 1
-        violation = _judge(history, last, labelled, deadline, slack, terminal, until)
+        violation = _judge(history, last, labelled, own, allowed, terminal, until)
         if violation is not None:
-            violations.append({**last.evidence(history.start), "reason": reason, **violation})
-    figures = {"deadline": deadline, "slack": slack, "judged": judged}
+            violations.append({**last.evidence(history.start), "reason": reason, "deadline": own, **violation})
+    return _verdict(violations, judged, unknown, deadline, slack, ratio, label)
+
+
+NO_TIMEOUT = "none"
+
+
+def _within_task_limit(history: History, call: PaidCall, own: float | str | None) -> float | str | None:
+    """A call's own deadline, or sooner the soft time limit of the task run that made it (the
+    instrumentation's ``invoke task`` event: what ends a job first is the deadline it must keep)."""
+    if own is None or own == NO_TIMEOUT:
+        return own  # a call sent without a timeout has no deadline of its own, whatever ends its task
+    runs = [e for e in history.by_job(str(call.job_id)) if e.source == v.INSTRUMENT and e.name == "task"
+            and e.type == "invoke" and e.t <= call.t_start and e.data.get("soft_time_limit")]
+    if not runs:
+        return own
+    remaining = runs[-1].t + float(runs[-1].data["soft_time_limit"]) - call.t_start
+    return min(float(own), remaining)
+
+
+def _sent(value: Any) -> float | str | None:
+    """A call's recorded client timeout: seconds, NO_TIMEOUT, or None when the ledger does not know."""
+    if value == NO_TIMEOUT:
+        return NO_TIMEOUT
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _verdict(violations: list[dict[str, Any]], judged: int, unknown: int, deadline: float | None,
+             slack: float | None, ratio: float, label: str) -> Result:
+    which = f"the {deadline:g}s per-call deadline" if deadline is not None else "its call's deadline (the " \
+        "timeout its client sent)"
+    give = f"± {slack:g}s" if slack is not None else f"± {ratio:g} of it"
+    figures = {"deadline": deadline, "slack": slack, "slack_ratio": ratio, "judged": judged,
+               "no_timeout_known": unknown}
     if violations:
         first = violations[0]
-        message = (f"{len(violations)} of {judged} job(s) did not end at the {deadline:g}s per-call "
-                   f"deadline (± {slack:g}s); first: job {first['job_id']}: {first['why']}")
-        return invalid_result(NAME, message, violations, **figures)
+        return invalid_result(NAME, f"{len(violations)} of {judged} job(s) did not end at {which} ({give}); "
+                              f"first: job {first['job_id']}: {first['why']}", violations, **figures)
     if not judged:
-        return unknown_result(NAME, f"no paid call outlasted the {deadline:g}s deadline and no job was "
-                              f"labelled {label!r}: no deadline was put to the test", **figures)
-    return valid_result(NAME, f"{judged} job(s) with an unanswered paid call, each ended at the "
-                        f"{deadline:g}s deadline (± {slack:g}s)", **figures)
+        why = (f"{unknown} job(s)' calls carried no timeout the ledger could read: pass the configured "
+               f"deadline as an option" if unknown else
+               f"no paid call outlasted {which} and no job was labelled {label!r}: no deadline was put to the test")
+        return unknown_result(NAME, why, **figures)
+    return valid_result(NAME, f"{judged} job(s) with an unanswered paid call, each ended at {which} ({give})",
+                        **figures)

@@ -152,8 +152,7 @@ def _kill(history: History, w: Window) -> Landing:
         what = (f"attempt {first.attempt} of job {first.job_id} was declared dead" if first.name == v.ATTEMPT_DEAD
                 else f"job {first.job_id} was given attempt {first.attempt}")
         return Landing(True, f"{who}; {what} after it", first.t)
-    return Landing(False, f"{who}, which held no paid call, and no job was retried after it "
-                   f"(every job finished on its first attempt)")
+    return Landing(False, f"{who}, which held no paid call, and no job was given another attempt after it")
 
 
 def _hang(history: History, w: Window) -> Landing:

@@ -34,6 +34,7 @@ class PaidCall:
     status: Any = None
     caller_pid: int | None = None  # the process that made the call (header X-Caller-Pid)
     mode: str | None = None  # the provider's mode for it: normal / hang / fail / slow
+    client_timeout: Any = None  # the read timeout its client sent: seconds, "none" (sent without), None (unknown)
 
     @property
     def delivered(self) -> bool:
@@ -76,7 +77,7 @@ def _build(history: History) -> tuple[PaidCall, ...]:
                               end.type if end is not None else "", data.get("state"),
                               bool(data.get("billed")), data.get("status"),
                               None if data.get("caller_pid") is None else int(data["caller_pid"]),
-                              _opt(data.get("mode"))))
+                              _opt(data.get("mode")), some.data.get("client_timeout")))
     calls.sort(key=lambda c: (c.t_start, c.call_id))
     return tuple(calls)
 

@@ -25,8 +25,9 @@ def _age(now: float, then: float | None) -> float | None:
 
 
 def _attempts(history: History, row: JobRow) -> int:
-    seen = {e.attempt for e in history.by_job(row.job_id) if e.attempt is not None}
-    if row.attempt is not None:
+    # attempt 0 is a row no attempt has claimed yet (an attempt column that starts at 0): not an attempt
+    seen = {e.attempt for e in history.by_job(row.job_id) if e.attempt is not None and e.attempt > 0}
+    if row.attempt is not None and row.attempt > 0:
         seen.add(row.attempt)
     return len(seen)
 
@@ -42,11 +43,11 @@ def stuck_job(history: History, snapshot: Snapshot, row: JobRow) -> dict[str, An
 
 
 def _describe(stuck: dict[str, Any]) -> str:
-    age = "" if stuck["age_s"] is None else f" for {stuck['age_s']:.1f}s"
+    age = "" if stuck["age_s"] is None else f"last update {stuck['age_s']:.1f}s ago, "
     beat = ("no heartbeat" if stuck["heartbeat_age_s"] is None
             else f"last heartbeat {stuck['heartbeat_age_s']:.1f}s ago")
-    return (f"job {stuck['job_id']} stuck in {stuck['state']!r}{age} "
-            f"({beat}, {stuck['attempts']} attempt(s))")
+    return (f"job {stuck['job_id']} stuck in {stuck['state']!r} "
+            f"({age}{beat}, {stuck['attempts']} attempt(s))")
 
 
 @invariant(NAME, needs=(JOBS,))

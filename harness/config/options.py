@@ -20,7 +20,7 @@ DEFAULT_TERMINAL_STATES = ("done", "failed", "needs_human")
 # Environment variables jobquake sets for its own processes: never config keys.
 RESERVED_ENV = {"JOBQUAKE_FAILPOINTS_DIR", "JOBQUAKE_CACHE_DIR", "JOBQUAKE_REQUIRE_DOCKER",
                 "JOBQUAKE_INSTRUMENT_DIR", "JOBQUAKE_INSTRUMENT_JOB_ID_FROM", "JOBQUAKE_PAIDAPI_URL",
-                "JOBQUAKE_PROCESS_NAME"}
+                "JOBQUAKE_PROCESS_NAME", "JOBQUAKE_INSTRUMENT_SETTINGS"}
 RESERVED_ENV |= {"JOBQUAKE_MUTANT_REACH"}  # `mutants --full`: the folder the app's mutant switch writes its reach to
 
 
@@ -126,6 +126,19 @@ OPTIONS += (
            "'module:function' returning the app's layered limits ({chains, step_blocked}; see harness/limits.py)"),
     Option("results_query", str, "",
            "SQL returning the app's saved paid-step results: job_id, step, attempt, call_id, saved_at (epoch s)"),
+)
+# Attaching an app as it is: provider hosts its code calls, timings set in its code (harness/instrument/).
+OPTIONS += (
+    Option("paid_hosts", vd.paid_hosts, {},
+           "model providers the app calls by its own URL, sent to the fake paid API like the known public "
+           "ones: URL prefixes, or a table of URL prefix -> the fake's path prefix", scalar=False),
+    Option("scale_paid_call_timeouts", vd.seconds_list, (),
+           "paid-call timeouts in the app's code (production seconds: a timeout=45, a client's 600 s default) "
+           "that are scaled by time_scale when a call sets them", scalar=False),
+    Option("celery", vd.celery, {},
+           "Celery settings applied inside every worker and beat, in production seconds (broker_transport_options, "
+           "task limits, tasks, beat_schedule, scale_retry_delays; see harness/instrument/celery_settings.py)",
+           scalar=False),
 )
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 

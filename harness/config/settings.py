@@ -70,6 +70,9 @@ class Config:
     app_preload: tuple[str, ...]
     limits: str
     results_query: str
+    paid_hosts: dict[str, str]
+    scale_paid_call_timeouts: tuple[float, ...]
+    celery: dict[str, Any]
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     root: Path = Path(".")
     # keys of OPTIONS that have no field above yet: still readable as attributes

@@ -110,6 +110,29 @@ def job_id_expression(value: Any) -> str:
     return value.strip()
 
 
+def paid_hosts(value: Any) -> dict[str, str]:
+    """Provider URL prefixes the instrumentation routes to the fake: a list, or prefix -> the fake's path."""
+    if isinstance(value, (list, tuple)):
+        value = {prefix: "" for prefix in value}
+    parsed = table(value)
+    _owner_accepts("paid_hosts", parsed)
+    return {str(k): str(v) for k, v in parsed.items()}
+
+
+def seconds_list(value: Any) -> tuple[float, ...]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                      and v > 0 for v in value):
+        raise ValueError("must be a list of numbers of seconds")
+    return tuple(float(v) for v in value)
+
+
+def celery(value: Any) -> dict[str, Any]:
+    """Celery settings for the app's workers and beat, checked by the instrumentation that applies them."""
+    parsed = table(value)
+    _owner_accepts("celery", parsed)
+    return parsed
+
+
 def within(bounds: tuple[float, float] | None, value: Any) -> Any:
     """``value`` if it is finite and within ``bounds`` (inclusive); ValueError naming the range otherwise."""
     if bounds is None or value is None:

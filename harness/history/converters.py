@@ -42,7 +42,8 @@ __all__ = ["call_events", "completion_type", "events_from_ledger", "events_from_
 _CALL_KEYS = ("call_id", "route", "step", "key", "mode", "caller_pid")
 _OUTCOME_KEYS = ("state", "billed", "status", "client_gone", "replay_of", "latency")
 # Carried when the ledger has them (older ledgers and hand-made records may not).
-_OPTIONAL_CALL_KEYS = ("format", "model", "caller_pid", "attributed_by")
+_OPTIONAL_CALL_KEYS = ("format", "model", "caller_pid", "attributed_by", "client_timeout", "app_timeout",
+                       "routed_from", "refused")
 _OPTIONAL_OUTCOME_KEYS = ("tokens_in", "tokens_out", "cost_usd")
 
 

@@ -7,8 +7,10 @@ variables below. At interpreter start it patches, as each is imported:
 * Celery: the running task (id, name, args, retries, redelivery) through
   the ``task_prerun`` / ``task_postrun`` signals; the job id is read where
   ``job_id_from`` says; each run of a task for a job is the next attempt.
-* httpx, requests, aiohttp: calls whose URL starts with the paid API's URL
-  carry ``X-Job-Id``, ``X-Attempt`` and ``X-Caller-Pid``.
+* httpx, requests, aiohttp: calls to the paid API's URL, or to a model
+  provider's public address (sent to the paid API instead, ``_routes.py``),
+  carry ``X-Job-Id``, ``X-Attempt``, ``X-Caller-Pid`` and the timeout the
+  client set (``_timeouts.py``).
 * SQLAlchemy: every engine that connects is lent to failpoint actions
   (``exhaust_pool`` finds it as ``db_engine``).
 * Django's ORM: its commit, its ``on_commit`` callbacks and its connections
@@ -26,10 +28,12 @@ ENV_DIR = "JOBQUAKE_INSTRUMENT_DIR"  # the run's instrumentation folder; its pre
 ENV_PAIDAPI_URL = "JOBQUAKE_PAIDAPI_URL"  # calls to URLs starting with this are tagged
 ENV_JOB_ID_FROM = "JOBQUAKE_INSTRUMENT_JOB_ID_FROM"  # where the job id is (config ``job_id_from``)
 ENV_PROCESS = "JOBQUAKE_PROCESS_NAME"  # the process's name in the stack ("api", "worker1"...)
+ENV_SETTINGS = "JOBQUAKE_INSTRUMENT_SETTINGS"  # JSON: routes, timeouts, Celery overrides, the stack's URLs
 
 BOOT_DIR = Path(__file__).resolve().parent / "boot"  # holds the sitecustomize.py to prepend
 LOADED_MARKER = "jobquake-instrument: loaded"  # written to the process's stderr once active
 FAILED_MARKER = "jobquake-instrument: FAILED"  # ... or this, with the reason
+WRONG_TARGET_MARKER = "jobquake-instrument: WRONG TARGET"  # a broker or database not the stack's
 
 # The failpoints every instrumented process offers: name -> where it fires.
 FAILPOINTS = {
@@ -47,3 +51,6 @@ FAILPOINTS = {
 HEADER_JOB = "X-Job-Id"
 HEADER_ATTEMPT = "X-Attempt"
 HEADER_PID = "X-Caller-Pid"
+HEADER_TIMEOUT = "X-Jobquake-Timeout"  # the read timeout the client set on the call, in seconds, or "none"
+HEADER_APP_TIMEOUT = "X-Jobquake-App-Timeout"  # ... as the app's code asked, when jobquake scaled it
+HEADER_ROUTED = "X-Jobquake-Routed-From"  # the URL the code called, when it was a provider's own

@@ -46,7 +46,7 @@ class CeleryHooks:
         job = _context.JobContext(job_id, attempt, name, str(task_id), retries, redelivered)
         _context.enter(job)
         _events.record(self.folder, "invoke", "task", job_id=job_id, attempt=attempt, task=name,
-                       task_id=str(task_id), retries=retries, redelivered=redelivered)
+                       task_id=str(task_id), retries=retries, redelivered=redelivered, **_limits(task, request))
         fire("celery.task_prerun")
 
     def postrun(self, sender: Any = None, task_id: str | None = None, task: Any = None,
@@ -108,3 +108,15 @@ class CeleryHooks:
                            expression=self.expression, error=str(exc))
             return None
 
+
+
+def _limits(task: Any, request: Any) -> dict[str, float | None]:
+    """The time limits this run of the task has: given with the message, the task's own (its
+    decorator or the app's settings), else the worker's defaults (its command line)."""
+    from harness.instrument._overrides import WORKER_LIMITS
+
+    hard, soft = (getattr(request, "timelimit", None) or (None, None))[:2]
+    hard = hard if hard is not None else getattr(task, "time_limit", None)
+    soft = soft if soft is not None else getattr(task, "soft_time_limit", None)
+    return {"time_limit": hard if hard is not None else WORKER_LIMITS["time_limit"],
+            "soft_time_limit": soft if soft is not None else WORKER_LIMITS["soft_time_limit"]}

@@ -15,6 +15,7 @@ from typing import Any
 
 EVENTS_FILE = "events.jsonl"
 ATTEMPTS_DIR = "attempts"
+BROKER_FILE = "broker.json"  # the broker's restore settings as the last worker started applies them
 
 
 def log(message: str) -> None:
@@ -49,3 +50,14 @@ def print_exception(prefix: str) -> None:
     log(prefix)
     traceback.print_exc(file=sys.stderr)
     sys.stderr.flush()
+
+
+def write_state(folder: str | None, name: str, data: dict[str, Any]) -> None:
+    """Replace the content of ``folder``'s file ``name`` (made by the harness) with ``data`` as JSON."""
+    if not folder:
+        return
+    fd = os.open(os.path.join(folder, name), os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+    try:
+        os.write(fd, json.dumps(data, default=repr).encode())
+    finally:
+        os.close(fd)

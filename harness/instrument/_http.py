@@ -1,10 +1,13 @@
-"""HTTP clients: calls to the paid API carry the job, attempt and pid of the code that makes them.
+"""HTTP clients: paid calls go to the fake paid API, tagged with the job, attempt and pid of their code.
 
 Patched where every request of each library passes: httpx's transports
 (what the official anthropic client uses) and those of its fork httpx2
 (what the official openai client uses from version 3, same classes), requests'
-``Session.send``, aiohttp's ``ClientSession._request``. Only URLs that start
-with the paid API's URL are touched; headers the app set itself win.
+``Session.send``, aiohttp's ``ClientSession._request``. A call is paid when
+``_routes.Routes`` says so: its URL is the paid API's, or a model
+provider's public address, which is rewritten to the paid API's. Each paid
+call carries the timeout its client set (``_timeouts.py``), scaled where
+config lists it. Headers the app set itself win.
 """
 from __future__ import annotations
 
@@ -12,20 +15,26 @@ import functools
 import os
 from typing import Any, Callable
 
-from harness.instrument import HEADER_ATTEMPT, HEADER_JOB, HEADER_PID, _context
+from harness.instrument import (HEADER_APP_TIMEOUT, HEADER_ATTEMPT, HEADER_JOB, HEADER_PID, HEADER_ROUTED,
+                                HEADER_TIMEOUT, _context)
 from harness.instrument._fire import fire
+from harness.instrument._routes import Routes
+from harness.instrument._timeouts import TimeoutPolicy, header
 
 PATCHED = "_jobquake_patched"
+_UNSET = object()
 
 
 class PaidCalls:
-    """Which URLs are paid calls, and the headers to give them."""
+    """Which URLs are paid calls, where they go, and the headers to give them."""
 
-    def __init__(self, paidapi_url: str):
-        self.prefixes = tuple(u.rstrip("/") for u in paidapi_url.split() if u)
+    def __init__(self, paidapi_url: str, routes: Routes | None = None, timeouts: TimeoutPolicy | None = None):
+        self.routes = routes or Routes(paidapi_url)
+        self.prefixes = self.routes.paidapi
+        self.timeouts = timeouts or TimeoutPolicy()
 
     def is_paid(self, url: Any) -> bool:
-        return bool(self.prefixes) and str(url).startswith(self.prefixes)
+        return self.routes.target(url) is not None
 
     def headers(self) -> dict[str, str]:
         tags = {HEADER_PID: str(os.getpid())}
@@ -36,11 +45,23 @@ class PaidCalls:
                 tags[HEADER_ATTEMPT] = str(job.attempt)
         return tags
 
-    def before(self, url: Any, method: str, existing: Any) -> dict[str, str]:
-        """The headers to add to a paid call (none the app already set); fires the failpoint."""
+    def before(self, url: Any, method: str, existing: Any, *, routed_from: str | None = None,
+               timeout: tuple[Any, Any] | None = None) -> dict[str, str]:
+        """The headers to add to a paid call (none the app already set); fires the failpoint.
+
+        ``timeout``: (as the app asked, as sent), when the library's timeout could be read.
+        """
         fire("http.before_paid_call", url=str(url), method=method)
         present = {k.lower() for k in existing.keys()} if existing else set()
-        return {k: v for k, v in self.headers().items() if k.lower() not in present}
+        tags = self.headers()
+        if routed_from is not None:
+            tags[HEADER_ROUTED] = routed_from
+        if timeout is not None:
+            asked, sent = timeout
+            tags[HEADER_TIMEOUT] = header(sent)
+            if sent != asked:
+                tags[HEADER_APP_TIMEOUT] = header(asked)
+        return {k: v for k, v in tags.items() if k.lower() not in present}
 
     # -- the libraries -------------------------------------------------------------
     def patch_httpx(self, httpx: Any) -> None:
@@ -62,16 +83,32 @@ class PaidCalls:
         _wrap(httpx.AsyncHTTPTransport, "handle_async_request", asynchronous)
 
     def _tag_httpx(self, request: Any) -> None:
-        if self.is_paid(request.url):
-            for key, value in self.before(request.url, request.method, request.headers).items():
-                request.headers[key] = value
+        called = str(request.url)
+        target = self.routes.target(called)
+        if target is None:
+            return
+        if target != called:
+            request.url = type(request.url)(target)
+            request.headers["Host"] = request.url.netloc.decode()
+        new, asked, sent = self.timeouts.httpx(request.extensions.get("timeout"))
+        if isinstance(new, dict):
+            request.extensions["timeout"] = new
+        tags = self.before(request.url, request.method, request.headers, routed_from=_routed(called, target),
+                           timeout=(asked, sent) if isinstance(new, dict) else None)
+        for key, value in tags.items():
+            request.headers[key] = value
 
     def patch_requests(self, requests: Any) -> None:
         def wrap(original: Callable) -> Callable:
             @functools.wraps(original)
             def send(session: Any, request: Any, **kwargs: Any) -> Any:
-                if self.is_paid(request.url):
-                    request.headers.update(self.before(request.url, request.method, request.headers))
+                called = str(request.url)
+                target = self.routes.target(called)
+                if target is not None:
+                    request.url = target
+                    kwargs["timeout"], asked, sent = self.timeouts.requests(kwargs.get("timeout"))
+                    request.headers.update(self.before(target, request.method, request.headers,
+                                                       routed_from=_routed(called, target), timeout=(asked, sent)))
                 return original(session, request, **kwargs)
             return send
 
@@ -81,15 +118,30 @@ class PaidCalls:
         def wrap(original: Callable) -> Callable:
             @functools.wraps(original)
             async def _request(session: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
-                url = _absolute(session, str_or_url)
-                if self.is_paid(url):
-                    given = dict(kwargs.get("headers") or {})
-                    merged = {**{k: v for k, v in (session.headers or {}).items()}, **given}
-                    kwargs["headers"] = {**given, **self.before(url, method, merged)}
+                called = _absolute(session, str_or_url)
+                target = self.routes.target(called)
+                if target is not None:
+                    str_or_url = target
+                    given = kwargs.get("timeout", _UNSET)
+                    # aiohttp's default is a sentinel meaning "the session's"; None means no timeout
+                    chosen = getattr(session, "timeout", None) if given is _UNSET or \
+                        type(given).__name__ == "_SENTINEL" else given
+                    new, asked, sent = self.timeouts.aiohttp(chosen)
+                    if new is not chosen:
+                        kwargs["timeout"] = new
+                    read = (asked, sent) if chosen is None or asked is not None or sent is not None else None
+                    given_headers = dict(kwargs.get("headers") or {})
+                    merged = {**{k: v for k, v in (session.headers or {}).items()}, **given_headers}
+                    kwargs["headers"] = {**given_headers, **self.before(
+                        target, method, merged, routed_from=_routed(called, target), timeout=read)}
                 return await original(session, method, str_or_url, **kwargs)
             return _request
 
         _wrap(aiohttp.ClientSession, "_request", wrap)
+
+
+def _routed(called: str, target: str) -> str | None:
+    return None if called == target else called
 
 
 def _absolute(session: Any, str_or_url: Any) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from harness.failpoints import _registry
 from harness.instrument._fire import fire
@@ -47,8 +47,11 @@ class EngineRegistry:
             self._ours = engine
 
 
-def install(sqlalchemy: Any) -> None:
-    """Listen on every Engine and Pool; wrap Connection.close and Pool.connect."""
+def install(sqlalchemy: Any, created: Callable[[Any], None] | None = None) -> None:
+    """Listen on every Engine and Pool; wrap Connection.close and Pool.connect.
+
+    ``created``: called with every engine the app creates, and again when one first connects.
+    """
     from sqlalchemy import event
     from sqlalchemy.engine import Connection, Engine
     from sqlalchemy.pool import Pool
@@ -56,9 +59,34 @@ def install(sqlalchemy: Any) -> None:
     engines = EngineRegistry()
     committed: weakref.WeakSet[Any] = weakref.WeakSet()
     event.listen(Engine, "engine_connect", lambda conn, *a: engines.saw(conn.engine))
+    if created is not None:
+        _on_create(sqlalchemy, created)
+        event.listen(Engine, "engine_connect", lambda conn, *a: created(conn.engine))
     event.listen(Engine, "commit", committed.add)
     _after_close(Connection, committed, engines)
     _before_checkout(Pool)
+
+
+def _on_create(sqlalchemy: Any, created: Callable[[Any], None]) -> None:
+    """Wrap ``create_engine`` where apps import it from (``sqlalchemy``, ``sqlalchemy.engine``)."""
+    import sqlalchemy.engine as engine_module
+
+    original = engine_module.create_engine
+    if getattr(original, "_jobquake_patched", False):
+        return
+
+    @functools.wraps(original)
+    def create_engine(*args: Any, **kwargs: Any) -> Any:
+        engine = original(*args, **kwargs)
+        try:
+            created(engine)
+        except Exception:  # noqa: BLE001 - a check must never break the app's engine
+            pass
+        return engine
+
+    create_engine._jobquake_patched = True  # type: ignore[attr-defined]
+    engine_module.create_engine = create_engine
+    sqlalchemy.create_engine = create_engine
 
 
 def _after_close(connection_cls: Any, committed: Any, engines: EngineRegistry) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness._channel_dir import check_channel, make_channel, read_channel_file, renew_folder
-from harness.instrument import BOOT_DIR, ENV_DIR, ENV_JOB_ID_FROM, ENV_PAIDAPI_URL
-from harness.instrument._events import ATTEMPTS_DIR, EVENTS_FILE
+from harness.instrument import BOOT_DIR, ENV_DIR, ENV_JOB_ID_FROM, ENV_PAIDAPI_URL, ENV_SETTINGS
+from harness.instrument._events import ATTEMPTS_DIR, BROKER_FILE, EVENTS_FILE
 
 
 _RISK = "can forge the events and attempt numbers a verdict reads"
@@ -35,16 +35,21 @@ class InstrumentControl:
         ``group``: share it with that group (app processes running as another
         uid in it); the folder is then 02770 and its files 0660.
         """
-        make_channel(Path(path), folders=(ATTEMPTS_DIR,), files={EVENTS_FILE: b""}, group=group)
+        make_channel(Path(path), folders=(ATTEMPTS_DIR,), files={EVENTS_FILE: b"", BROKER_FILE: b""}, group=group)
         control = cls(path)
         control.reset()
         return control
 
-    def env(self, *, paidapi_url: str, job_id_from: str, pythonpath: str = "") -> dict[str, str]:
-        """Variables that load the instrumentation into an app process (``pythonpath``: the app's own)."""
+    def env(self, *, paidapi_url: str, job_id_from: str, pythonpath: str = "",
+            settings: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """Variables that load the instrumentation into an app process (``pythonpath``: the app's own;
+        ``settings``: see ``settings_for``)."""
         parts = [str(BOOT_DIR), *(p for p in pythonpath.split(os.pathsep) if p)]
-        return {ENV_DIR: str(self.path), ENV_PAIDAPI_URL: paidapi_url, ENV_JOB_ID_FROM: job_id_from,
-                "PYTHONPATH": os.pathsep.join(parts)}
+        env = {ENV_DIR: str(self.path), ENV_PAIDAPI_URL: paidapi_url, ENV_JOB_ID_FROM: job_id_from,
+               "PYTHONPATH": os.pathsep.join(parts)}
+        if settings:
+            env[ENV_SETTINGS] = json.dumps(settings, sort_keys=True)
+        return env
 
     def reset(self) -> None:
         """Forget every event and attempt count (a new test)."""
@@ -66,6 +71,13 @@ class InstrumentControl:
                                  risk=_RISK, key=ENV_DIR)
         return [json.loads(line) for line in data.splitlines() if line.endswith(b"}")]
 
+    def broker_settings(self) -> dict[str, Any] | None:
+        """The broker's restore settings the last worker started runs with (None before any started)."""
+        self._check()
+        data = read_channel_file(self.path / BROKER_FILE, what="instrumentation broker file", risk=_RISK,
+                                 key=ENV_DIR)
+        return json.loads(data) if data.strip() else None
+
     def errors(self) -> list[dict[str, Any]]:
         """The reported failures (e.g. a ``job_id_from`` that did not resolve)."""
         return [r for r in self.records() if r.get("type") == "fail"]
@@ -73,6 +85,19 @@ class InstrumentControl:
     def _check(self) -> None:
         check_channel(self.path, what="instrumentation folder", risk=_RISK,
                       fix="make it with InstrumentControl.create", key=ENV_DIR)
+
+
+def settings_for(config: Any, *, brokers: list[str], databases: list[str]) -> dict[str, Any]:
+    """What the instrumentation of every app process needs from config, in run seconds: provider
+    hosts to route, paid-call timeouts to scale, Celery overrides, and the stack's own broker and
+    database URLs (``brokers`` / ``databases``: as the app is given them, and direct)."""
+    from harness.instrument.celery_settings import scaled
+
+    return {"time_scale": config.time_scale,
+            "paid_hosts": dict(config.paid_hosts),
+            "scale_paid_call_timeouts": list(config.scale_paid_call_timeouts),
+            "celery": scaled(config.celery, config.time_scale),
+            "broker": brokers, "database": databases}
 
 
 def events_from_records(records: list[Mapping[str, Any]]) -> list[Any]:

@@ -33,8 +33,11 @@ def check(expression: str) -> str | None:
     return f"{expression!r} is none of {FORMS}"
 
 
-def resolver(expression: str) -> Callable[[Any, str, tuple, dict], str]:
-    """A function ``(task, task_id, args, kwargs) -> job id`` for ``expression``; raises Unresolved."""
+def resolver(expression: str) -> Callable[[Any, str, tuple, dict], str | None]:
+    """A function ``(task, task_id, args, kwargs) -> job id`` for ``expression``; raises Unresolved.
+
+    None where the task run is plainly no job's (no arguments at all; no parameter of that name).
+    """
     expression = expression.strip()
     problem = check(expression)
     if problem:
@@ -48,23 +51,36 @@ def resolver(expression: str) -> Callable[[Any, str, tuple, dict], str]:
     return _called(expression)
 
 
-def _positional(index: int) -> Callable[[Any, str, tuple, dict], str]:
-    def resolve(task: Any, task_id: str, args: tuple, kwargs: dict) -> str:
+def _positional(index: int) -> Callable[[Any, str, tuple, dict], str | None]:
+    def resolve(task: Any, task_id: str, args: tuple, kwargs: dict) -> str | None:
+        if not args and not kwargs:
+            return None  # a task run with no arguments at all (a periodic sweep) is no job's
         if index >= len(args or ()):
             raise Unresolved(f"the task got {len(args or ())} positional argument(s)")
         return _text(args[index])
     return resolve
 
 
-def _named(name: str) -> Callable[[Any, str, tuple, dict], str]:
-    def resolve(task: Any, task_id: str, args: tuple, kwargs: dict) -> str:
+def _named(name: str) -> Callable[[Any, str, tuple, dict], str | None]:
+    def resolve(task: Any, task_id: str, args: tuple, kwargs: dict) -> str | None:
         if kwargs and name in kwargs:
             return _text(kwargs[name])
         bound = _bind(task, args or (), kwargs or {})
         if name in bound:
             return _text(bound[name])
+        if not _has_parameter(task, name):
+            return None  # another task of the app (a sweep): it has no such parameter, it is no job's
         raise Unresolved(f"no keyword argument or parameter {name!r} (kwargs: {sorted(kwargs or {})})")
     return resolve
+
+
+def _has_parameter(task: Any, name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(task.run).parameters
+    except (TypeError, ValueError, AttributeError):
+        return True  # cannot tell: the expression is taken to be meant for this task
 
 
 def _bind(task: Any, args: tuple, kwargs: dict) -> dict[str, Any]:

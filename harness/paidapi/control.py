@@ -13,6 +13,7 @@ import httpx
 
 from harness._control_token import token_headers
 from harness.errors import HarnessError, WaitTimeout
+from harness.paidapi.ledger import refusals
 
 __all__ = ["Gate", "PREFIX", "PaidAPIControl", "PaidAPIError", "PaidAPIWaitTimeout", "Rule"]
 
@@ -77,8 +78,15 @@ class Gate:
         ``PaidAPIWaitTimeout`` (a ``WaitTimeout``) when none is held within ``timeout``.
         """
         timeout = self.DEFAULT_WAIT if timeout is None else timeout
-        return cast("dict[str, Any]", self.control._request(
-            "GET", f"/gates/{self.gate_id}/held", params={"timeout": timeout}, wait=timeout))
+        try:
+            return cast("dict[str, Any]", self.control._request(
+                "GET", f"/gates/{self.gate_id}/held", params={"timeout": timeout}, wait=timeout))
+        except PaidAPIWaitTimeout as exc:
+            refused = refusals(self.control.ledger())
+            if refused is None:
+                raise
+            raise PaidAPIWaitTimeout(f"the gate held no call within {timeout:g} s; {refused}", status=exc.status,
+                                     body=exc.body) from None
 
     def heal(self) -> None:
         """Open and remove the gate: held calls go on, later ones pass. Idempotent."""
@@ -153,7 +161,14 @@ class PaidAPIControl:
         Raises PaidAPIWaitTimeout when none shows up within ``timeout``."""
         params = _params(job_id=job_id, step=step, state=state, attempt=attempt,
                          route=route, after=after, timeout=timeout)
-        return cast("dict[str, Any]", self._request("GET", "/wait", params=params, wait=timeout))
+        try:
+            return cast("dict[str, Any]", self._request("GET", "/wait", params=params, wait=timeout))
+        except PaidAPIWaitTimeout as exc:
+            refused = refusals(self.ledger())
+            if refused is None:
+                raise
+            raise PaidAPIWaitTimeout(f"no matching call within {timeout:g} s; {refused}", status=exc.status,
+                                     body=exc.body) from None
 
     # -- modes and gates -----------------------------------------------------
 

@@ -50,6 +50,12 @@ class CallRecord:
     tokens_in: int = 0
     tokens_out: int = 0  # counted when the generation finishes
     cost_usd: float = 0.0  # what the invoice says: 0 unless billed
+    # what the client said: the read timeout it set (seconds, "none", or None when not known), the
+    # timeout the app's code asked before jobquake scaled it, the provider URL the code called
+    client_timeout: float | str | None = None
+    app_timeout: float | str | None = None
+    routed_from: str | None = None
+    refused: str | None = None  # why the fake could not serve the call (an unknown route or model)
     t_start: float = dataclasses.field(default_factory=time.monotonic)
     t_end: float | None = None
     wall_start: float = dataclasses.field(default_factory=time.time)
@@ -109,6 +115,14 @@ class Ledger:
         self.changed()
         return record
 
+    def refuse(self, *, route: str, status: int, refused: str, **fields: Any) -> CallRecord:
+        """Record a call the fake answered with an error at once, serving nothing (an unknown
+        route or model): failed, never billed, ``mode`` "refused"."""
+        record = self.open(route=route, step=None, attempt=None, key=None, mode="refused", refused=refused,
+                           **{"job_id": None, **fields})
+        self.finish(record, "failed", status)
+        return record
+
     def update(self, record: CallRecord, **changes: Any) -> None:
         """Change fields of a record that is still in progress."""
         for name, value in changes.items():
@@ -159,3 +173,21 @@ class Ledger:
             except TimeoutError:
                 return None
         return found
+
+
+def refusals(records: list[dict[str, Any]]) -> str | None:
+    """What the fake refused to serve, in one line for a wait that timed out (None: nothing refused):
+    ``3 call(s) answered 404 on /api/chat: the fake paid API does not serve that route``."""
+    refused = [r for r in records if r.get("mode") == "refused"]
+    if not refused:
+        return None
+    groups: dict[tuple[Any, Any, Any], int] = {}
+    for record in refused:
+        key = (record.get("status"), record.get("route"), record.get("refused"))
+        groups[key] = groups.get(key, 0) + 1
+    parts = []
+    for (status, route, why), count in groups.items():
+        what = "the fake paid API does not serve that route" if str(why or "").startswith("Invalid URL") else \
+            f"{why}: the fake paid API does not know it (add it to [tool.jobquake.paidapi_prices])"
+        parts.append(f"{count} call(s) answered {status} on {route}: {what}")
+    return "; ".join(parts)

@@ -53,7 +53,8 @@ def make_app(provider: Provider | None = None, token: str | None = None) -> web.
     app[REFUSED] = []
     app.on_shutdown.append(_stop_provider)
     app.add_routes([*format_routes(), web.post("/v1/{name}", generate),
-                    *control_routes(CONTROL_PREFIX), web.route("*", "/v1/{tail:.*}", unknown_route)])
+                    *control_routes(CONTROL_PREFIX), web.route("*", "/v1/{tail:.*}", unknown_route),
+                    web.route("*", "/{tail:(?!_jobquake/).*}", unknown_route)])
     return app
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -104,7 +105,26 @@ def _is_scheduled(eta: Any, now: float) -> bool:
         return False
 
 
-def unacked(client: Any) -> list[PendingWork]:
+@dataclass(frozen=True)
+class RestoreCadence:
+    """When kombu hands a dead worker's unacknowledged message out again: ``visibility`` seconds after
+    its delivery, at the next restore sweep (every ``period`` seconds); ``configured``: jobquake set
+    them (``[tool.jobquake.celery] broker_transport_options``), else kombu's defaults are assumed."""
+
+    visibility: float
+    period: float
+    configured: bool
+
+    def due(self, delivered: float | None, now: float) -> str:
+        """When a message delivered at ``delivered`` comes back, in words."""
+        setting = "as [tool.jobquake.celery] sets it" if self.configured else \
+            "kombu's defaults: [tool.jobquake.celery] broker_transport_options scales them"
+        when = "" if delivered is None else f", {max(0.0, delivered + self.visibility - now):.1f} s from now"
+        return (f"if its worker died, back in its queue after visibility_timeout {self.visibility:g} s{when}, "
+                f"at a restore sweep every {self.period:g} s ({setting})")
+
+
+def unacked(client: Any, cadence: RestoreCadence | None = None) -> list[PendingWork]:
     """One item per message handed out and not acknowledged: running, reserved or scheduled."""
     entries = client.hgetall(UNACKED)
     now = time.time()
@@ -116,18 +136,20 @@ def unacked(client: Any) -> list[PendingWork]:
             payload, routing_key = value, "?"
         info = describe_message(payload)
         since = client.zscore(UNACKED_INDEX, tag)
-        kind = "scheduled delivery" if info.get("eta") and _is_scheduled(info["eta"], now) \
-            else "unacknowledged message"
+        scheduled = bool(info.get("eta")) and _is_scheduled(info["eta"], now)
+        kind = "scheduled delivery" if scheduled else "unacknowledged message"
+        restore = f"; {cadence.due(since, now)}" if cadence is not None and not scheduled else ""
         items.append(PendingWork(kind, f"redis {UNACKED!r} (routing key {_text(routing_key)!r}, held by a "
                                        f"worker or awaiting the restore sweep)",
-                                 since=since, detail=_message_line(info) + f" tag={_text(tag)}",
+                                 since=since, detail=_message_line(info) + f" tag={_text(tag)}{restore}",
                                  ids=(str(info.get("id")),)))
     return items
 
 
-def read_redis_broker(client: Any) -> list[PendingWork]:
-    """Everything the broker still holds: queued, then handed-out messages."""
-    return queued(client) + unacked(client)
+def read_redis_broker(client: Any, cadence: RestoreCadence | None = None) -> list[PendingWork]:
+    """Everything the broker still holds: queued, then handed-out messages (with when each would come
+    back from a dead worker, where ``cadence`` says)."""
+    return queued(client) + unacked(client, cadence)
 
 
 def purge_redis_broker(client: Any) -> int:

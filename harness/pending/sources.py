@@ -5,7 +5,7 @@ from typing import Any
 
 import psycopg
 
-from harness.pending.broker import read_redis_broker
+from harness.pending.broker import RestoreCadence, read_redis_broker
 from harness.pending.calls import calls_in_flight
 from harness.pending.database import pending_jobs, pending_queries
 from harness.pending.settle import Reader
@@ -42,6 +42,25 @@ class Sources:
             self._sqs = self.run.stack.sqs.client()
         return self._sqs
 
+    def cadence(self) -> RestoreCadence | None:
+        """When the broker hands a dead worker's message out again: as the workers report running with
+        it (their instrumentation), else as the run's config arranges it; None for another broker."""
+        from harness.instrument.celery_settings import (KOMBU_RESTORE_INTERVAL_S, KOMBU_RESTORE_THROTTLE,
+                                                        KOMBU_VISIBILITY_S, restore_cadence)
+
+        config = self.run.config
+        table = getattr(config, "celery", {}) or {}
+        instrument = getattr(self.run.stack, "instrument", None)
+        seen = instrument.broker_settings() if instrument is not None else None
+        if seen is None:
+            return RestoreCadence(*restore_cadence(table, config.time_scale))
+        if not str(seen.get("transport", "redis")).startswith("redis"):
+            return None
+        interval = seen.get("unacked_restore_interval") or KOMBU_RESTORE_INTERVAL_S
+        throttle = seen.get("unacked_restore_throttle") or KOMBU_RESTORE_THROTTLE
+        return RestoreCadence(float(seen.get("visibility_timeout") or KOMBU_VISIBILITY_S),
+                              float(interval) * int(throttle), bool(table.get("broker_transport_options")))
+
     def readers(self) -> dict[str, Reader]:
         run = self.run
         # the job table first: while a job runs, a poll is one query on a kept connection and
@@ -50,7 +69,7 @@ class Sources:
             "job table": lambda: pending_jobs(run.jobs, self.db()),
             "pending_queries": lambda: pending_queries(self.db(), tuple(run.config.pending_queries)),
             "paid API": lambda: calls_in_flight(run.paidapi.ledger()),
-            "redis broker": lambda: read_redis_broker(self.redis()),
+            "redis broker": lambda: read_redis_broker(self.redis(), self.cadence()),
             "sqs": lambda: read_sqs(self.sqs()),
         }
 

@@ -1,14 +1,28 @@
-"""Reader: the project's Python sources, as syntax trees (Celery app, tasks, tables, env reads, mains)."""
+"""Reader: the project's Python sources (Celery app and tasks, tables, functions, mains, clients).
+
+Module level only: the Celery app and its tasks with their decorator's
+options, SQLAlchemy tables (Core ``Table`` or declarative classes), the
+function that calls ``create_all``, a constant of final states and the
+values of state enums, every function (and the web route it serves), the
+modules with a ``__main__`` block, session factories, pydantic models,
+and the model providers' clients the app imports.
+"""
 from __future__ import annotations
 
 import ast
+import re
 
 from harness.scaffold.findings import Findings, Function, Table, Task
 from harness.scaffold.project import Project
+from harness.scaffold.syntax import call_name, dotted, keywords, literal, params
 
 # the providers' official clients: each costs most of a second to import, so the zygote should have them
-MODEL_CLIENTS = {"openai", "anthropic"}
-ENV_READERS = {"getenv", "get", "environ", "_get", "env", "setting", "seconds", "get_env"}
+MODEL_CLIENTS = {"openai", "anthropic", "ollama"}
+ROUTE_METHODS = {"post", "put", "get", "patch", "delete", "route", "api_route", "websocket"}
+SESSION_FACTORIES = {"sessionmaker", "async_sessionmaker", "scoped_session"}
+FINAL_WORDS = ("TERMINAL", "FINAL", "END_STATES", "DONE_STATES")
+READY_WORD = re.compile(r"\bready\b", re.IGNORECASE)  # "worker ready", not "already exists"
+SERVING_CALLS = {"serve_forever", "run_forever", "run_app", "start_consuming", "loop_forever", "serve"}
 
 
 def read(project: Project, found: Findings) -> None:
@@ -16,35 +30,11 @@ def read(project: Project, found: Findings) -> None:
         _Module(module, tree, found).visit_all()
 
 
-def _call_name(node: ast.AST) -> str | None:
-    """``f`` for ``f(...)``, ``x.f`` -> ``f``."""
-    func = node.func if isinstance(node, ast.Call) else node
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
-
-
-def _literal(node: ast.AST | None) -> object:
-    try:
-        return ast.literal_eval(node) if node is not None else None
-    except (ValueError, TypeError, SyntaxError):
-        return None
-
-
-def _is_env_name(text: object) -> bool:
-    return isinstance(text, str) and len(text) > 3 and "_" in text and text.replace("_", "").isalnum() \
-        and text.isupper() and not text[0].isdigit()
-
-
 class _Module:
     """One file's contribution to the findings."""
 
     def __init__(self, module: str, tree: ast.Module, found: Findings):
         self.module, self.tree, self.found = module, tree, found
-        dump = ast.dump(tree)
-        self.reads_environ = "environ" in dump or "getenv" in dump
 
     def visit_all(self) -> None:
         for node in self.tree.body:
@@ -52,19 +42,15 @@ class _Module:
                 self._assignment(node.targets[0], node.value)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 self._assignment(node.target, node.value)
-            elif isinstance(node, ast.FunctionDef):
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._function(node)
             elif isinstance(node, ast.ClassDef):
-                self._mapped_class(node)
-            elif isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
+                self._class(node)
+            elif isinstance(node, ast.If) and "__main__" in ast.dump(node.test) and self._long_lived():
                 self.found.processes[self.module] = self._ready_text()
         for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call):
-                self._env_read(node)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self._imports(node)
-        for name in environ_subscripts(self.tree):
-            self.found.env_vars.setdefault(name, None)
 
     def _imports(self, node: ast.Import | ast.ImportFrom) -> None:
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -73,21 +59,39 @@ class _Module:
     def _assignment(self, target: ast.expr, value: ast.expr) -> None:
         if not isinstance(target, ast.Name):
             return
-        if isinstance(value, ast.Call) and _call_name(value) == "Celery" and self.found.celery_app is None:
+        kind = call_name(value) if isinstance(value, ast.Call) else None
+        if kind == "Celery" and self.found.celery_app is None:
             self.found.celery_app = (self.module, target.id)
-        elif isinstance(value, ast.Call) and _call_name(value) == "Table" and value.args:
-            name = _literal(value.args[0])
-            columns = [(str(_literal(c.args[0])), any(k.arg == "primary_key" and _literal(k.value) is True
-                                                      for k in c.keywords))
-                       for c in value.args[1:] if isinstance(c, ast.Call) and _call_name(c) == "Column"
-                       and c.args and isinstance(_literal(c.args[0]), str)]
-            if isinstance(name, str):
-                self.found.tables.append(Table(self.module, target.id, name, columns))
-        elif any(word in target.id.upper() for word in ("TERMINAL", "FINAL", "END_STATES", "DONE_STATES")):
-            states = _literal(value)
+        elif kind == "Table" and value.args:  # type: ignore[union-attr]
+            self._core_table(target.id, value)  # type: ignore[arg-type]
+        elif kind in SESSION_FACTORIES:
+            self.found.session_factories.append(f"{self.module}:{target.id}")
+        elif any(word in target.id.upper() for word in FINAL_WORDS):
+            states = literal(value)
             if isinstance(states, (tuple, list, set, frozenset)) and states and \
                     all(isinstance(s, str) for s in states) and self.found.final_states is None:
                 self.found.final_states = tuple(states)
+
+    def _core_table(self, variable: str, value: ast.Call) -> None:
+        name = literal(value.args[0])
+        columns = [(str(literal(c.args[0])), any(k.arg == "primary_key" and literal(k.value) is True
+                                                  for k in c.keywords))
+                   for c in value.args[1:] if isinstance(c, ast.Call) and call_name(c) == "Column"
+                   and c.args and isinstance(literal(c.args[0]), str)]
+        if isinstance(name, str):
+            self.found.tables.append(Table(self.module, variable, name, columns))
+
+    def _class(self, node: ast.ClassDef) -> None:
+        bases = {dotted(b).rsplit(".", 1)[-1] for b in node.bases}
+        if bases & {"Enum", "StrEnum"}:
+            values = [literal(item.value) for item in node.body if isinstance(item, ast.Assign)]
+            if values and all(isinstance(v, str) for v in values):
+                self.found.state_values[node.name] = tuple(values)  # type: ignore[arg-type]
+        elif "BaseModel" in bases:
+            self.found.body_models[node.name] = [
+                (item.target.id, ast.unparse(item.annotation), _has_default(item.value))
+                for item in node.body if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
+        self._mapped_class(node)
 
     def _mapped_class(self, node: ast.ClassDef) -> None:
         """A declarative ORM class: ``__tablename__`` and its ``mapped_column`` / ``Column`` attributes."""
@@ -98,57 +102,62 @@ class _Module:
             if not isinstance(target, ast.Name) or value is None:
                 continue
             if target.id == "__tablename__":
-                name = _literal(value)
-            elif isinstance(value, ast.Call) and _call_name(value) in ("mapped_column", "Column"):
-                explicit = next((_literal(a) for a in value.args if isinstance(_literal(a), str)), None)
-                primary = any(k.arg == "primary_key" and _literal(k.value) is True for k in value.keywords)
+                name = literal(value)
+            elif isinstance(value, ast.Call) and call_name(value) in ("mapped_column", "Column"):
+                explicit = next((literal(a) for a in value.args if isinstance(literal(a), str)), None)
+                primary = any(k.arg == "primary_key" and literal(k.value) is True for k in value.keywords)
                 columns.append((explicit or target.id, primary))
         if isinstance(name, str) and columns:
             # the class name is what `insert(...)` / `session.add(...)` name in the code
             self.found.tables.append(Table(self.module, node.name, name, columns))
 
-    def _function(self, node: ast.FunctionDef) -> None:
-        args = node.args
-        defaults = len(args.defaults)
-        plain = args.args
-        params = [(a.arg, ast.unparse(a.annotation) if a.annotation else "",
-                   i >= len(plain) - defaults) for i, a in enumerate(plain)]
-        params += [(a.arg, ast.unparse(a.annotation) if a.annotation else "", d is not None)
-                   for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        found = params(node)
+        route = None
         for deco in node.decorator_list:
-            name = _call_name(deco.func if isinstance(deco, ast.Call) else deco)
+            name = call_name(deco.func if isinstance(deco, ast.Call) else deco)
             if name in ("task", "shared_task"):
-                task_name = next((_literal(k.value) for k in getattr(deco, "keywords", []) if k.arg == "name"),
-                                 None)
-                self.found.tasks.append(Task(self.module, node.name, task_name, [p[0] for p in params]))
+                options = keywords(deco) if isinstance(deco, ast.Call) else {}
+                task_name = literal(options.get("name"))
+                names = [p[0] for p in found]
+                if options.get("bind") is not None and literal(options["bind"]) is True and names:
+                    names = names[1:]  # bound tasks take the task itself first
+                self.found.tasks.append(Task(self.module, node.name, task_name if isinstance(task_name, str)
+                                             else None, names, {k: literal(v) for k, v in options.items()}))
                 return
-        if "create_all" in ast.dump(node) and len(params) >= 1 and self.found.schema_function is None:
+            if name in ROUTE_METHODS and isinstance(deco, ast.Call):
+                path = literal(deco.args[0]) if deco.args else None
+                route = f"{name.upper()} {path}" if isinstance(path, str) else name.upper()
+        if "create_all" in ast.dump(node) and self.found.schema_function is None:
             self.found.schema_function = f"{self.module}:{node.name}"
-        self.found.functions.append(Function(self.module, node.name, params, node))
+        self.found.functions.append(Function(self.module, node.name, found, node, route))  # type: ignore[arg-type]
 
-    def _env_read(self, node: ast.Call) -> None:
-        """``os.environ["X"]`` is a Subscript; the calls are getenv / environ.get / a settings helper."""
-        if not node.args:
-            return
-        name = _literal(node.args[0])
-        if not _is_env_name(name):
-            return
-        reader = _call_name(node)
-        direct = reader in ("getenv", "get") and "environ" in ast.dump(node.func) or reader == "getenv"
-        if direct or (self.reads_environ and reader in ENV_READERS):
-            default = _literal(node.args[1]) if len(node.args) > 1 else None
-            self.found.env_vars.setdefault(name, default)
+    def _long_lived(self) -> bool:
+        """A main that serves or loops (``while True``, ``serve_forever``, ``uvicorn.run``...), not a
+        one-off script (a migration, a seed): only those are processes the app runs as."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and node.test.value:
+                return True
+            if isinstance(node, ast.Call) and call_name(node) in SERVING_CALLS:
+                return True
+        return self._ready_text() is not None
 
     def _ready_text(self) -> str | None:
         """A string constant of the module that says it is ready (what a log readiness check waits for)."""
         for node in ast.walk(self.tree):
-            text = _literal(node) if isinstance(node, ast.Constant) else None
-            if isinstance(text, str) and "ready" in text.lower() and len(text) < 80 and "%" not in text:
+            text = literal(node) if isinstance(node, ast.Constant) else None
+            if isinstance(text, str) and READY_WORD.search(text) and len(text) < 80 and "%" not in text:
                 return text
         return None
 
 
-def environ_subscripts(tree: ast.Module) -> list[str]:
-    """``os.environ["X"]`` names (read by subscript, not by a call)."""
-    return [n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript) and
-            "environ" in ast.dump(n.value) and isinstance(n.slice, ast.Constant) and _is_env_name(n.slice.value)]
+def _has_default(value: ast.expr | None) -> bool:
+    """A pydantic field with a default: ``= x``, ``Field(x)``, ``Field(default=...)``, not ``Field(...)``."""
+    if value is None:
+        return False
+    if isinstance(value, ast.Call) and call_name(value) == "Field":
+        given = keywords(value)
+        first = value.args[0] if value.args else given.get("default")
+        return ("default_factory" in given) or (first is not None and not (
+            isinstance(first, ast.Constant) and first.value is Ellipsis))
+    return True

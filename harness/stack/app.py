@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Mapping
 
 from harness.errors import ConfigError
-from harness.instrument import ENV_DIR, ENV_PROCESS, FAILED_MARKER, LOADED_MARKER
+from harness.instrument import ENV_DIR, ENV_PROCESS, FAILED_MARKER, LOADED_MARKER, WRONG_TARGET_MARKER
 from harness.stack.process import ProcessService
 from harness.stack.readiness import ReadyCheck
 from harness.stack.zygote import Zygote
@@ -78,7 +78,11 @@ class AppProcess(ProcessService):
         return forked or super().launch(cmd, env, log)
 
     def probe(self) -> bool:
-        return self.ready.probe(self.host, self.port, lambda: self.logs_since(self._spawn_offset))
+        log = lambda: self.logs_since(self._spawn_offset)  # noqa: E731
+        # a process on another broker or database would wait for it forever: stop waiting, then say why
+        if ENV_DIR in self.extra_env and WRONG_TARGET_MARKER in log():
+            return True
+        return self.ready.probe(self.host, self.port, log)
 
     def wait_ready(self, timeout: float | None = None, cancel: threading.Event | None = None) -> None:
         super().wait_ready(timeout, cancel)
@@ -89,6 +93,12 @@ class AppProcess(ProcessService):
         """Fail the start of a process the instrumentation did not load into (it wrote its
         marker at interpreter start, long before the process could be ready)."""
         log = self.logs_since(self._spawn_offset)
+        wrong = [line.split(WRONG_TARGET_MARKER, 1)[1].strip() for line in log.splitlines()
+                 if WRONG_TARGET_MARKER in line]
+        if wrong:
+            error = self.error(f"process {self.name!r}: {wrong[0]}")
+            self.discard_failed_start()
+            raise error
         if LOADED_MARKER in log:
             return
         failed = [line for line in log.splitlines() if FAILED_MARKER in line]

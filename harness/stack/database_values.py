@@ -20,6 +20,8 @@ def database_values(url: str) -> dict[str, Any]:
     dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
     parts = urlsplit(dsn)
     query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
-    return {"database_url": url, "database_dsn": dsn, "database_host": parts.hostname or query.get("host", ""),
+    # for another driver: "postgresql+asyncpg://{database_address}" (user:password@host:port/database)
+    return {"database_url": url, "database_dsn": dsn, "database_address": dsn.split("://", 1)[1],
+            "database_host": parts.hostname or query.get("host", ""),
             "database_port": parts.port or query.get("port", ""), "database_name": parts.path.lstrip("/"),
             "database_user": unquote(parts.username or ""), "database_password": unquote(parts.password or "")}

@@ -153,6 +153,7 @@ class Stack:
             "root": str(self.config.root),
         }
         values.update({f"{name}_url": f"http://{host}:{port}" for name, port in self._app_ports.items()})
+        values.update(url_parts(values["redis_url"], "redis"))
         return values
 
     def app_environment(self) -> dict[str, str]:
@@ -173,9 +174,14 @@ class Stack:
         """``env`` plus what loads the instrumentation (PYTHONPATH: ours first, then the app's)."""
         if self.instrument is None:
             return env
+        from harness.instrument.control import settings_for
+
         pythonpath = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        settings = settings_for(self.config, brokers=[self.values["redis_url"], self.redis.url],
+                                databases=[self.values["database_url"], self.postgres.url_for("app")])
         return {**env, **self.instrument.env(paidapi_url=self.values["paidapi_url"],
-                                             job_id_from=self.config.job_id_from, pythonpath=pythonpath)}
+                                             job_id_from=self.config.job_id_from, pythonpath=pythonpath,
+                                             settings=settings)}
 
     def _app_process(self, name: str, spec: Any) -> AppProcess:
         if not isinstance(spec, dict) or "command" not in spec:
@@ -245,6 +251,17 @@ class Stack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def url_parts(url: str, prefix: str) -> dict[str, Any]:
+    """``{prefix}_host``, ``_port``, ``_user``, ``_password``, ``_name`` of ``url``: for an app that reads
+    its broker as separate settings (``REDIS_HOST``, ``REDIS_PORT``, ``REDIS_PASSWORD``...; the database's
+    parts are ``database_values``)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return {f"{prefix}_host": parts.hostname, f"{prefix}_port": parts.port, f"{prefix}_user": parts.username or "",
+            f"{prefix}_password": parts.password or "", f"{prefix}_name": parts.path.lstrip("/")}
 
 
 def _queue(spec: Any) -> QueueSpec:

@@ -15,16 +15,19 @@ from tests.common.imports import ROOT, edges_between, unit_graph
 # bottom first; each line one layer, what its units are for
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "_lazy", "_signals", "_browser", "_proc", "setting_checks", "mutation_reach", "_control_token",
-     "_safe_files"),  # leaves
+     "_safe_files", "_submit_runner"),  # leaves
     ("_private_dir", "_wait", "config", "paidapi", "proxy", "_artifacts_root"),  # settings; the fake paid API and fault proxy
-    ("_channel_dir", "_ports", "history", "limits", "mutation", "scaffold"),  # the event log and its vocabulary
-    ("failpoints", "budgets", "querystats", "mutation_full", "interference"),  # failpoints in app code; static evidence
+    ("_channel_dir", "_ports", "history", "limits", "mutation"),  # the event log and its vocabulary
+    ("failpoints", "budgets", "querystats", "mutation_baseline", "interference"),  # failpoints in app code; static evidence
     ("instrument",),  # loaded into every app process
-    ("evidence", "appclient"),  # the app's evidence, read into the history
+    ("evidence", "appclient", "scaffold"),  # the app's evidence, read into the history; init
     ("checks", "stack"),  # the invariants; the services
     ("faults", "leaks", "markers", "pending", "report"),  # acting on the stack; settling; reports
     ("run", "isolation"),  # one scenario's handle (the jq fixture); keeping tests apart
-    ("verdict", "nightly", "session_artifacts", "start_failure"),  # judging runs; where a session writes, why it stopped
+    ("verdict", "nightly", "session_artifacts", "start_failure",
+     "mutation_session"),  # judging runs; where a session writes, why it stopped; a session of several mutants
+    ("mutation_plan",),  # mutants packed into shared sessions
+    ("mutation_full",),  # every scenario against every mutant
     ("session", "cli"),  # entry points
     ("pytest_plugin",),
 )

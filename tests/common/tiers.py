@@ -33,8 +33,10 @@ KEEP = 3  # runs the record keeps per test; a test is judged by its fastest (a s
 # nightly runs, mutation matrices and the second app's whole suite; paths from the repository root, the
 # longest first (measured in a `make test-all`): under xdist the slow tier's tests are handed out in this order
 SLOW_FILES = (
+    "tests/integration/test_install_orders.py",  # 689 s: two environments installed from PyPI, a scenario in each
     "tests/quality/test_nightly_shrink.py",  # 470 s: two nightlies shrunk, each scenario printed and rerun
     "tests/quality/test_nightly_finds.py",  # 3 x 2-minute nightlies, one per mutant
+    "tests/integration/test_recapapp.py",  # ~400 s: the third app's full matrix, every scenario against 6 bugs
     "tests/integration/test_nightly_pytest_entry.py",  # a minute on refapp, replayed on a mutant; 30 s on another
     "tests/integration/test_ownapp.py",  # the second app's mutation matrix: 7 sessions
     "tests/integration/test_reviewdesk.py",  # the Django app's mutation matrix: 7 sessions

@@ -48,8 +48,10 @@ def test_a_paid_call_carries_job_attempt_and_pid(tmp_path, client):
     out, stderr, _ = run_child(tmp_path, client)
     assert LOADED_MARKER in stderr
     tagged, outside = out["seen"]
+    # the read timeout each library's default gives the call: httpx 5 s, aiohttp 300 s, requests none
+    timeout = {"httpx": "5", "async_httpx": "5", "requests": "none", "aiohttp": "300"}[client]
     assert tagged == {"path": "/v1/generate", "x-job-id": "item-1", "x-attempt": "1",
-                      "x-caller-pid": str(out["pid"])}
+                      "x-caller-pid": str(out["pid"]), "x-jobquake-timeout": timeout}
     assert outside == {"path": "/v1/outside"}  # not a paid call: untouched
 
 

@@ -34,7 +34,19 @@ def test_stuck_job_is_reported_with_age_heartbeat_and_attempts():
     assert stuck["job_id"] == "stuck" and stuck["state"] == "running"
     assert stuck["age_s"] == 8.0 and stuck["heartbeat_age_s"] == 7.5
     assert stuck["attempts"] == 2
-    assert "job stuck stuck in 'running' for 8.0s" in result.message
+    assert "job stuck stuck in 'running' (last update 8.0s ago, last heartbeat 7.5s ago, 2 attempt(s))" \
+        in result.message
+
+
+def test_a_row_no_attempt_claimed_yet_counts_no_attempt():
+    """An attempt column that starts at 0: the row's insert is not an attempt (a job lost before any
+    worker claimed it is stuck after 0 attempts, one claimed once after 1)."""
+    b = finished_run()
+    b.state("lost", 1.0, "pending", attempt=0)
+    b.state("lost", 2.0, "processing", attempt=1)
+    b.row("lost", "processing", attempt=1, updated=2.0, created=0.9)
+    [stuck] = every_job_terminal(b.history(), b.snapshot(taken_at=10.0)).counterexample
+    assert stuck["attempts"] == 1
 
 
 def test_oldest_stuck_job_is_the_counterexample_and_all_are_listed():

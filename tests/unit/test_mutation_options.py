@@ -69,6 +69,9 @@ def test_results_go_to_the_artifacts_folder_by_default(tmp_path, monkeypatch, ca
         def __init__(self, config, **kwargs):
             self.mutants = {"bug": "a bug"}
 
+        def declares_nothing(self):
+            return False
+
         def run(self, runner=None):
             found = Outcome(None, [], 0)
             return found, [MutantResult("bug", "a bug", [("t::x", None)], Outcome("bug", ["t::x"], 1))]
@@ -83,3 +86,32 @@ def test_results_go_to_the_artifacts_folder_by_default(tmp_path, monkeypatch, ca
     assert f"results: {written}" in capsys.readouterr().out
     main(["mutants", "--out", str(tmp_path / "elsewhere.json")])
     assert (tmp_path / "elsewhere.json").exists()
+
+
+def test_with_no_catch_declared_mutants_runs_the_full_matrix_and_says_so(tmp_path, monkeypatch, capsys):
+    """An app's own scenarios (init's) declare no catch: a bare `0/N caught ... no scenario declares it`
+    measures nothing, so the command runs every scenario against every mutant instead; with
+    --declared it says in one line that --full is the way."""
+    import harness.cli
+    import harness.mutation
+    from harness.cli import main
+
+    class FakeMatrix:
+        def __init__(self, config, **kwargs):
+            self.mutants = {"bug": "a bug"}
+
+        def declares_nothing(self):
+            return True
+
+        def run(self):
+            raise AssertionError("the declared-catches matrix has nothing to run")
+
+    ran = []
+    monkeypatch.setattr(harness.mutation, "MutationMatrix", FakeMatrix)
+    monkeypatch.setattr(harness.cli, "_mutants_full", lambda args, settings, matrix: ran.append(matrix) or 0)
+    (tmp_path / "pyproject.toml").write_text("[tool.jobquake]\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["mutants"]) == 0 and len(ran) == 1
+    assert "every scenario runs against every mutant" in capsys.readouterr().out
+    assert main(["mutants", "--declared"]) == 0 and len(ran) == 1
+    assert "`jobquake mutants --full` runs every scenario against every mutant" in capsys.readouterr().out

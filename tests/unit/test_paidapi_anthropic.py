@@ -78,7 +78,9 @@ def test_an_unknown_model_and_route_are_anthropics_404(api: ProviderBed,
                                           "message": "model: claude-nonexistent"}
     with pytest.raises(anthropic.NotFoundError):
         client.post("/v1/nothing/here", body={}, cast_to=httpx.Response)
-    assert api.control.ledger() == []
+    refused = api.control.ledger()
+    assert [(r["route"], r["status"], r["mode"], r["billed"]) for r in refused] == [
+        ("/v1/messages", 404, "refused", False), ("/v1/nothing/here", 404, "refused", False)]
 
 
 def test_a_missing_max_tokens_is_a_400(api: ProviderBed) -> None:

@@ -50,7 +50,9 @@ def test_an_unknown_model_is_openais_404(api: ProviderBed, client: openai.OpenAI
     with pytest.raises(openai.NotFoundError) as caught:
         client.chat.completions.create(model="gpt-nonexistent", messages=MESSAGES)
     assert caught.value.code == "model_not_found" and "gpt-nonexistent" in caught.value.message
-    assert api.control.ledger() == []
+    (record,) = api.control.ledger()  # recorded as refused: a wait on paid calls can name it
+    assert record["mode"] == "refused" and record["status"] == 404 and not record["billed"]
+    assert record["refused"] == "unknown model 'gpt-nonexistent'" and record["model"] == "gpt-nonexistent"
 
 
 def test_a_star_price_admits_every_model(api: ProviderBed, client: openai.OpenAI) -> None:
@@ -127,4 +129,5 @@ def test_a_provider_route_no_format_serves_is_openais_404(api: ProviderBed, clie
     with pytest.raises(openai.NotFoundError) as caught:
         client.moderations.create(model="omni-moderation-latest", input="x")
     assert "Invalid URL (POST /v1/moderations)" in caught.value.message
-    assert api.control.ledger() == []
+    (record,) = api.control.ledger()
+    assert record["route"] == "/v1/moderations" and record["mode"] == "refused" and not record["billed"]

@@ -50,6 +50,7 @@ class WireFormat(ABC):
 
     name: str  # the ledger's ``format``
     head_events: int = 0  # events of a stream that carry no text: sent when generation starts
+    stream_content_type: str = EVENT_STREAM  # server-sent events; Ollama's NDJSON differs
 
     @abstractmethod
     def parse(self, body: dict[str, Any]) -> Call:
@@ -125,10 +126,49 @@ def _caller_pid(request: web.Request) -> int | None:
     return int(value)
 
 
+def client_labels(request: web.Request) -> dict[str, Any]:
+    """What the call's client said about itself, for the ledger: the read timeout it set (as sent, and
+    as the app's code asked when jobquake scaled it), and the provider URL the code called when the
+    instrumentation routed it here. Without jobquake's headers, the official clients' own
+    ``x-stainless-read-timeout`` / ``x-stainless-timeout`` give the timeout."""
+    headers = request.headers
+    sent = headers.get("X-Jobquake-Timeout") or headers.get("x-stainless-read-timeout") or \
+        headers.get("x-stainless-timeout")
+    return {"client_timeout": _seconds(sent), "app_timeout": _seconds(headers.get("X-Jobquake-App-Timeout")),
+            "routed_from": headers.get("X-Jobquake-Routed-From")}
+
+
+def _seconds(value: str | None) -> float | str | None:
+    """A timeout header as the ledger keeps it: seconds, ``"none"`` (sent without one), or None (not known)."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return "none" if value.strip().lower() in ("none", "null") else None
+
+
+def refuse(request: web.Request, provider: Provider, fmt: WireFormat, status: int, why: str,
+           model: str | None = None) -> web.Response:
+    """Answer a call the fake cannot serve (an unknown route or model) with the provider's error, and
+    record it in the ledger (``refused``: why), so a wait on paid calls can say what became of them."""
+    provider.ledger.refuse(route=request.path, status=status, refused=why, format=fmt.name, model=model,
+                           job_id=request.headers.get("X-Job-Id"), caller_pid=_pid_or_none(request),
+                           **client_labels(request))
+    return error_response(fmt, status, fmt.unknown_model(model) if model is not None else why,
+                          "model_not_found" if model is not None else None)
+
+
+def _pid_or_none(request: web.Request) -> int | None:
+    value = request.headers.get("X-Caller-Pid", "")
+    return int(value) if value.isdigit() else None
+
+
 async def accepted(request: web.Request, provider: Provider,
                    model_request: ModelRequest) -> tuple[CallRecord, Answer]:
     """Hand the call to the provider and await its answer; a client leaving does not stop it."""
     record, serving = provider.accept(model_request)
+    provider.ledger.update(record, **client_labels(request))
     try:
         return record, await asyncio.shield(serving)
     except asyncio.CancelledError:

@@ -8,7 +8,8 @@ from aiohttp import web
 
 from harness.errors import ConfigError
 from harness.paidapi._http import PROVIDER, json_body
-from harness.paidapi.formats.base import JSON, WireFormat, accepted, error_response, model_request_for, send
+from harness.paidapi.formats.base import (JSON, WireFormat, accepted, error_response, model_request_for, refuse,
+                                          send)
 from harness.paidapi.formats.streaming import serve_stream
 
 
@@ -19,7 +20,7 @@ async def serve(request: web.Request, fmt: WireFormat) -> web.StreamResponse:
         body = await json_body(request)
         call = fmt.parse(body)
         if not provider.prices.knows(call.model):
-            return error_response(fmt, 404, fmt.unknown_model(call.model), "model_not_found")
+            return refuse(request, provider, fmt, 404, f"unknown model {call.model!r}", model=call.model)
         model_request = model_request_for(request, provider, fmt.name, call, body)
     except ConfigError as exc:
         return error_response(fmt, 400, str(exc))

@@ -16,7 +16,7 @@ import dataclasses
 from aiohttp import web
 
 from harness.paidapi.formats.base import (
-    EVENT_STREAM, Call, WireFormat, error_response, finish, open_response, send)
+    Call, WireFormat, client_labels, error_response, finish, open_response, send)
 from harness.paidapi.ledger import CallRecord
 from harness.paidapi.provider import Answer, ModelRequest, Provider
 
@@ -26,13 +26,14 @@ async def serve_stream(request: web.Request, provider: Provider, fmt: WireFormat
     """One streamed call: open at generation start, finish at generation end."""
     started = asyncio.Event()
     record, serving = provider.accept(dataclasses.replace(model_request, started=started))
+    provider.ledger.update(record, **client_labels(request))
     await _until_started(provider, record, serving, started)
     if serving.done():  # answered before it generated (hang healed, fail, replay...)
         answer = serving.result()
         if answer.status != 200:
             return error_response(fmt, answer.status, str(answer.body.get("error")))
-        return await send(request, provider, record, answer, fmt.events(call, answer), EVENT_STREAM)
-    response = await open_response(request, provider, record, EVENT_STREAM)
+        return await send(request, provider, record, answer, fmt.events(call, answer), fmt.stream_content_type)
+    response = await open_response(request, provider, record, fmt.stream_content_type)
     await _write_opening(provider, record, response,
                          fmt.events(call, _opening(record))[:fmt.head_events])
     answer = await _shielded(provider, record, serving)

@@ -3,9 +3,11 @@ import pytest
 
 from harness.appclient import AppClient
 
-# found: tickets.intake.open_ticket writes to the job table; it runs in a process of its own,
+# found: tickets.intake.open_ticket writes a new support_tickets row; it runs in a process of its own,
 # with the app's environment, as it would in production
 SUBMIT = "tickets.intake:open_ticket"
+# the submit function takes no database session
+SESSION = None
 
 
 def job_args(n: int) -> dict:
@@ -22,6 +24,6 @@ def app(jq):
     """Submit jobs (recorded in the run's history), read their rows, wait for their states."""
     if SUBMIT is None:
         pytest.skip("TODO(jobquake init): set SUBMIT in scenarios/conftest.py")
-    client = AppClient(jq, submit=SUBMIT, job_args=job_args)
+    client = AppClient(jq, submit=SUBMIT, job_args=job_args, session=SESSION)
     yield client
     client.close()

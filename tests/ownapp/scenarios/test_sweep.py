@@ -14,13 +14,10 @@ import pytest
 LONG_AGO = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).isoformat()
 # TODO(jobquake init): a job row your sweep picks up, as column -> value (e.g. a state and
 # a heartbeat of LONG_AGO), and the change that makes one of them poison
-# added by hand after `jobquake init`: a ticket whose worker died a day ago (the sweeper
-# sends it again), and a channel the sweeper has no priority for (it raises on that ticket)
 STALE_JOB: dict = {"customer": "acme", "subject": "printer on fire", "messages": '["it smokes"]',
                    "status": "summarising", "tries": 1, "touched_at": LONG_AGO}
-POISON: dict = {"channel": "fax"}
+POISON: dict = {"channel": "fax"}  # a channel the sweeper has no priority for: it raises on that ticket
 GOOD_ROWS = 3
-MARGIN = 10.0  # seconds: the sweep runs every few seconds at most, and the jobs it sends again are quick
 
 
 # added by hand after `jobquake init`: the bug of this app it catches
@@ -32,8 +29,8 @@ def test_a_poison_row_does_not_stop_the_sweep(jq, app):
         pytest.skip("TODO(jobquake init): fill STALE_JOB and POISON in scenarios/test_sweep.py")
     good = [app.insert_job(STALE_JOB) for _ in range(GOOD_ROWS // 2)]
     # found again (and removed at heal) by the poison columns alone
-    jq.faults.poison_row(jq.config.job_table, values={**STALE_JOB, **POISON}, key=list(POISON))
+    jq.faults.poison_row(jq.config.job_table, values=app.row_values({**STALE_JOB, **POISON}), key=list(POISON))
     good += [app.insert_job(STALE_JOB) for _ in range(GOOD_ROWS - len(good))]
     # settled here, with the poison row in place: healing deletes it, and a sweep without per-row
     # isolation would then recover and hide itself
-    jq.settle(timeout=MARGIN)
+    jq.settle()

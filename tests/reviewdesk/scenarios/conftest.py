@@ -3,9 +3,11 @@ import pytest
 
 from harness.appclient import AppClient
 
-# found: contracts.services.submit_review writes to the job table; it runs in a process of its own,
+# found: contracts.services.submit_review saves a new job and queues it; it runs in a process of its own,
 # with the app's environment, as it would in production
 SUBMIT = "contracts.services:submit_review"
+# the submit function takes no database session
+SESSION = None
 
 
 def job_args(n: int) -> dict:
@@ -21,6 +23,6 @@ def app(jq):
     """Submit jobs (recorded in the run's history), read their rows, wait for their states."""
     if SUBMIT is None:
         pytest.skip("TODO(jobquake init): set SUBMIT in scenarios/conftest.py")
-    client = AppClient(jq, submit=SUBMIT, job_args=job_args)
+    client = AppClient(jq, submit=SUBMIT, job_args=job_args, session=SESSION)
     yield client
     client.close()

@@ -10,7 +10,7 @@ global invariants judge: every job terminal, no accepted submission lost.
 """
 import pytest
 
-# found: the process that sends stale jobs again: stopped, so it cannot send a lost job again and hide it
+# found: beat, the process that finds jobs nobody works on: stopped, so it cannot send a lost job again and hide it
 SWEEPER = "beat"
 RUN_WITHIN = 30.0  # seconds a worker may take, on a busy machine, to run a task published before the commit
 SUBMITTED_WITHIN = 60.0  # seconds a submission may take on a busy machine (a process of its own)
