@@ -79,9 +79,9 @@ class Consumer:
             if not messages:
                 slots.release()
                 continue
-            task = asyncio.create_task(self._handle_safely(messages[0]))
+            task = asyncio.create_task(self._handle_safely(messages[0], slots))
             self.tasks.add(task)
-            task.add_done_callback(lambda t: (self.tasks.discard(t), slots.release()))
+            task.add_done_callback(self.tasks.discard)
 
     async def close(self) -> None:
         for task in list(self.tasks):
@@ -110,15 +110,23 @@ class Consumer:
             return []
         return answer.get("Messages", [])
 
-    async def _handle_safely(self, message: dict[str, Any]) -> None:
+    async def _handle_safely(self, message: dict[str, Any], slots: asyncio.Semaphore) -> None:
+        """Handle one message, then give its slot back whatever happened: a lost slot is lost for good."""
+        kept = False
         try:
-            await self._handle(message)
+            kept = await self._handle(message)
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - one bad message must not stop the consumer
             log.exception("message %s could not be handled; it will come back", message.get("MessageId"))
+            # the wrong shape: the slot goes back only once a message was handled
+            kept = mutant("consumer-slot-lost-on-error")
+        finally:
+            if not kept:
+                slots.release()
 
-    async def _handle(self, message: dict[str, Any]) -> None:
+    async def _handle(self, message: dict[str, Any]) -> bool:
+        """Handle one message; True only where its slot stays taken (a wrong shape)."""
         receipt = message["ReceiptHandle"]
         job_id = json.loads(message["Body"])["job_id"]
         receives = int(message["Attributes"]["ApproximateReceiveCount"])
@@ -132,13 +140,15 @@ class Consumer:
             log.info("job %s: message back while attempt %s runs here; renewed under the new receipt",
                      job_id, held.attempt)
             held.handle = receipt
-            return
-        if receives > self.config.max_attempts:
+            return False
+        # the delivery after the code's last attempt gives up (mutant give-up-one-early: the last attempt's own)
+        limit = self.config.max_attempts
+        if receives > limit or (receives == limit and mutant("give-up-one-early")):
             if await asyncio.to_thread(jobstore.give_up, job_id) or not await self._in_hand(job_id):
                 await self._delete(receipt)
             else:  # a duplicate of a live attempt elsewhere: its message is its retry, keep it
                 await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
-            return
+            return False
         attempt, why = await asyncio.to_thread(jobstore.claim, job_id, "sqs")
         if attempt is None and why.startswith(jobstore.IN_HAND):
             # Maybe this very message, redelivered because the live attempt's window lapsed
@@ -146,11 +156,11 @@ class Consumer:
             # Hand it back for later; by then the job is finished (deleted then) or stale.
             log.info("job %s: not now (%s)", job_id, why)
             await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
-            return
+            return False
         if attempt is None:
             log.info("job %s: nothing to do (%s)", job_id, why)
             await self._delete(receipt)
-            return
+            return False
         # A failed attempt always goes back to the queue: the next delivery past
         # max_attempts is where the code gives up (see sqs_queues).
         held = self.running[job_id] = _Receipt(receipt, attempt.token)
@@ -158,11 +168,22 @@ class Consumer:
             outcome = await self._run(attempt, held, may_retry=True)
         finally:
             self._forget(held, job_id)
+        if outcome is None:
+            # abandoned at the cap (its message already released); its thread may run on a while. The wrong
+            # shape: the thread keeps the slot, to give it back when it ends, and nothing ever does
+            return mutant("abandoned-attempt-keeps-slot")
         if outcome == "retry":
-            await self._release(held.handle, round(budgets.scaled("sqs_retry_backoff")))
-        elif outcome is not None:
+            await self._release(held.handle, self._backoff())
+        else:
             await asyncio.to_thread(failpoint, CONSUMER_BEFORE_DELETE, **attempt.context(outcome=outcome))
             await self._delete(held.handle)
+        return False
+
+    def _backoff(self) -> int:
+        """Seconds a job given back by a failed attempt waits before the queue offers it again."""
+        if mutant("retry-without-backoff"):
+            return 0  # the wrong shape: "let the queue offer it again at once"; a short outage eats every attempt
+        return round(budgets.scaled("sqs_retry_backoff"))
 
     async def _in_hand(self, job_id: str) -> bool:
         return await asyncio.to_thread(jobstore.in_hand, job_id)
@@ -197,7 +218,7 @@ class Consumer:
             await asyncio.to_thread(jobstore.requeue, attempt, reason)
         log.warning("job %s: %s", attempt.job_id, reason)
         self._forget(receipt, attempt.job_id)  # before the release: the next delivery is a new attempt's
-        await self._release(receipt.handle, 0)
+        await self._release(receipt.handle, self._backoff())  # a failed attempt like any other
 
     async def _keep_alive(self, attempt: Attempt, receipt: _Receipt) -> None:
         """Extend the message's visibility and the job's heartbeat while the attempt runs."""

@@ -75,21 +75,43 @@ def claim(job_id: str, route: str) -> tuple[Attempt | None, str]:
     used up its attempts goes to ``needs_human``.
     """
     stale = older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale"))
-    with engine().begin() as conn:
-        row = _take(conn, job_id, sa.or_(jobs.c.state == QUEUED, sa.and_(jobs.c.state == RUNNING, stale)))
-        if row is None and mutant("consumer-not-idempotent"):
-            row = _take(conn, job_id, sa.true())  # the wrong shape: nobody asks whether it is done or in hand
-        elif row is None and mutant("claim-steals-live-job"):
-            # the wrong shape: "a redelivered message means the last attempt died"
-            row = _take(conn, job_id, jobs.c.state.in_((QUEUED, RUNNING)))
-        if row is None:
-            why, event = _why_not_claimed(conn, job_id, stale)
+    conn = engine().connect()
+    try:
+        with conn.begin():
+            row, why, event = _claim_in(conn, job_id, stale)
+    except BaseException:
+        conn.close()
+        raise
     if row is None:
+        if not mutant("duplicate-claim-leaks-connection"):
+            conn.close()
+        # (the wrong shape: a refused claim returns early, leaving its connection to the garbage collector)
         if event:
             events.publish(event)
         return None, why
+    conn.close()
     events.publish(events.job_event(job_id, RUNNING, row.reason, row.attempt))
     return Attempt(job_id=job_id, token=row.attempt, route=route), "claimed"
+
+
+def _claim_in(conn: Connection, job_id: str,
+              stale: sa.ColumnElement[bool]) -> tuple[sa.Row | None, str, dict[str, Any] | None]:
+    """Inside the claim's transaction: (the claimed row, "claimed", None) or (None, why not, event to send)."""
+    row = _take(conn, job_id, sa.or_(jobs.c.state == QUEUED, sa.and_(jobs.c.state == RUNNING, stale)))
+    if row is None and mutant("consumer-not-idempotent"):
+        row = _take(conn, job_id, sa.true())  # the wrong shape: nobody asks whether it is done or in hand
+    elif row is None and mutant("claim-steals-live-job"):
+        # the wrong shape: "a redelivered message means the last attempt died"
+        row = _take(conn, job_id, jobs.c.state.in_((QUEUED, RUNNING)))
+    if row is not None:
+        return row, "claimed", None
+    why, event = _why_not_claimed(conn, job_id, stale)
+    if why == f"already {FAILED}" and mutant("redelivery-retries-failed-job"):
+        # the wrong shape: "a job that only timed out deserves another go when its message comes back"
+        row = _take(conn, job_id, sa.and_(jobs.c.state == FAILED, jobs.c.reason.startswith("timeout")))
+        if row is not None:
+            return row, "claimed", None
+    return None, why, event
 
 
 def _take(conn: Connection, job_id: str, takeable: sa.ColumnElement[bool]) -> sa.Row | None:
