@@ -132,11 +132,15 @@ async def _after_error(exc: SQLAlchemyError, sub: submit.Submission, window: sub
     return web.json_response({"job_id": job_id, "created": None}, status=202)
 
 
+ROLLED_BACK = "rolled back"  # logged when a save the request gave up on ends without committing
+
+
 def _forget_save(app: web.Application):
     def forget(task: asyncio.Future) -> None:
         app[SAVES].discard(task)
-        if not task.cancelled():
-            task.exception()  # retrieved: a save given up on (SaveAbandoned) is no unhandled error
+        error = None if task.cancelled() else task.exception()  # retrieved: never an unhandled error
+        if isinstance(error, submit.SaveAbandoned):
+            log.warning("%s: %s", ROLLED_BACK, error)
     return forget
 
 

@@ -84,8 +84,10 @@ BUDGETS: dict[str, Budget] = {
         60, floor=1.0, reason="the heartbeat renews this window every third of it; SQS counts whole seconds"),
     "sqs_attempt_cap": Budget(
         900, reason="the same as the batch hard limit: after that an SQS attempt is released for retry"),
+    # the floor: the backoff must stay well above the consumer's own latency from a release to the next
+    # claim (a receive, a claim: up to a second on a loaded machine), or a backoff looks like none
     "sqs_retry_backoff": Budget(
-        30, floor=1.0, reason="a failed attempt waits this long before the queue offers it again"),
+        30, floor=2.0, reason="a failed attempt waits this long before the queue offers it again"),
     "relay_poll": Budget(
         5, floor=0.5, reason="a row written while the relay's listener was down waits at most this long; "
                              "a written row wakes the relay at once (outbox_wakeups)"),
@@ -213,7 +215,10 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
     ``heartbeat_stale`` the age past which a heartbeat means a dead attempt
     (the claim's and the sweeper's rule); ``writes_name_attempt``: every
     state write of an attempt names it (``Attempt.writes_as``), so a write
-    that names none is the sweeper's, a claim's or the API's.
+    that names none is the sweeper's, a claim's or the API's; ``retries``:
+    an attempt that gave its job back (the SQS path) is followed by the next
+    one no sooner than ``sqs_retry_backoff``, and a job is given up after
+    ``max_attempts`` attempts.
     """
     from refapp import model_client, settings, sqs_queues
 
@@ -242,4 +247,5 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
         }
         deadline = model_client.model_deadline()  # one call per step and attempt, each within it
         return {"chains": chains, "step_blocked": deadline * config.max_attempts, "attempt_blocked": deadline,
-                "heartbeat_stale": scaled("heartbeat_stale"), "writes_name_attempt": True}
+                "heartbeat_stale": scaled("heartbeat_stale"), "writes_name_attempt": True,
+                "retries": {"backoff": float(round(scaled("sqs_retry_backoff"))), "max_attempts": config.max_attempts}}

@@ -199,9 +199,11 @@ class Consumer:
                 work = asyncio.get_running_loop().run_in_executor(self.executor, work_fn)
             return await asyncio.wait_for(work, timeout=self._cap())
         except TimeoutError:
+            await self._stop_renewing(receipt)  # before the release, or a late renewal would shorten its backoff
             await self._abandon(attempt, receipt)
             return None
         finally:
+            await self._stop_renewing(receipt)
             heartbeat.cancel()
 
     def _cap(self) -> float | None:
@@ -227,8 +229,11 @@ class Consumer:
             await asyncio.sleep(window / 3)
             try:
                 await asyncio.to_thread(failpoint, CONSUMER_HEARTBEAT, **attempt.context())
-                await asyncio.to_thread(sqs_queues.client().change_message_visibility,
-                                        QueueUrl=self.url, ReceiptHandle=receipt.handle, VisibilityTimeout=window)
+                async with receipt.lock:  # a renewal under way ends before the message is released
+                    if not receipt.renewing:
+                        return
+                    await asyncio.to_thread(sqs_queues.client().change_message_visibility, QueueUrl=self.url,
+                                            ReceiptHandle=receipt.handle, VisibilityTimeout=window)
                 if mutant("sqs-heartbeat-message-only"):
                     continue  # the wrong shape: the queue knows the attempt lives, the sweeper does not
                 # the job's heartbeat too: the sweeper reads it, not the queue
@@ -237,6 +242,11 @@ class Consumer:
                     return
             except Exception as exc:  # noqa: BLE001 - one missed beat is survivable
                 log.warning("job %s: heartbeat failed: %s", attempt.job_id, exc)
+
+    async def _stop_renewing(self, receipt: _Receipt) -> None:
+        """No renewal of the message after this returns: one under way has ended (the release's backoff stands)."""
+        async with receipt.lock:
+            receipt.renewing = False
 
     def _forget(self, held: _Receipt, job_id: str) -> None:
         if self.running.get(job_id) is held:
@@ -262,6 +272,8 @@ class _Receipt:
 
     handle: str
     attempt: int
+    renewing: bool = True  # the heartbeat may still extend the message's visibility
+    lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
 
 
 async def _slot_or_stop(slots: asyncio.Semaphore, stop: asyncio.Event) -> bool:
