@@ -168,6 +168,9 @@ class Run:
 
         record_limits(self)  # the app's declared limits and saved results: generic invariants' evidence
         record_results(self, self.database_dsn)
+        from harness.held_connections import record_connections
+
+        record_connections(self)  # connections still checked out, sessions idle in a transaction
         snapshot = self.jobs.snapshot(self.database_dsn)
         self._read(SNAPSHOT_SOURCE, len(snapshot.jobs))
         snapshot.save(self.artifacts / "snapshot.json")
@@ -200,8 +203,10 @@ class Run:
     def _read(self, source: str, records: int) -> None:
         self.history.record(v.HARNESS, "ok", READ, data={"source": source, "records": records})
 
-    def expect(self, **counts: int) -> None:
-        """Record what the scenario declared it makes (``paid_calls=0``, ``jobs=0``) for the checkers."""
+    def expect(self, **counts: float) -> None:
+        """Record what the scenario declared for the checkers: what it makes (``paid_calls=0``, ``jobs=0``),
+        and the bounds a healed system keeps (``job_bound=s``, ``recovery_bound=s``: see
+        ``harness.checks.recovery``)."""
         self.history.record(v.HARNESS, "ok", EXPECT, data=counts)
 
     def _save_logs(self) -> Path:

@@ -45,6 +45,17 @@ instrument invoke task                 {pid, task, task_id, retries, redelivered
            ok     task                 {pid, task, task_id, state} it ended
            fail   job_id_from          {pid, task, task_id, expression, error}
                                         the job id was not where config says
+           ok     connection_collected {pid, process, site, since, held_s, backend_pid}
+                                        a pooled connection the code never gave back was
+                                        returned by the garbage collector
+           ok     retry                {task, task_id, retries, cause, due_in_s, max_retries,
+                                        default_retry_delay, retry_backoff}  a Celery task
+                                        asked to be retried (``cause``: the exception's class)
+connection fail   held                 {pid, process, since, site, backend_pid}  still
+                                        checked out of an app process's pool at the verdict
+           fail   idle_in_transaction  {backend_pid, application, idle_s, transaction_s, locks,
+                                        query}  an app session in an open transaction at the
+                                        verdict, holding ``locks``
 =========  ==========================  ==================================================
 
 ``job_id`` and ``attempt`` are top-level event fields whenever they are
@@ -68,9 +79,10 @@ QUERY = "query"
 HARNESS = "harness"
 INSTRUMENT = "instrument"
 HEARTBEAT = "heartbeat"
+CONNECTION = "connection"
 
 SOURCES = (SUBMIT, JOB, WRITE, PAIDAPI, FAILPOINT, FAULT, WORKER, EVENT, SWEEP, BUDGET, QUERY, HARNESS,
-           INSTRUMENT, HEARTBEAT)
+           INSTRUMENT, HEARTBEAT, CONNECTION)
 
 # event names
 STATE = "state"
@@ -93,6 +105,10 @@ WALL_CLOCK_STEPPED = "wall_clock_stepped"  # source ``harness``: the machine's w
 HARD_LIMIT = "hard_time_limit"  # source ``worker``: a task killed at its hard time limit (data: task, limit_s)
 BEAT = "beat"  # source ``heartbeat``: the job row's heartbeat column moved
 STREAM = "stream"  # source ``event``: the status event stream itself (``info``: it was lost)
+COLLECTED = "connection_collected"  # source ``instrument``: the garbage collector returned a pooled connection
+RETRY = "retry"  # source ``instrument``: a Celery task asked to be retried (data: cause, due_in_s, declared options)
+HELD = "held"  # source ``connection``: still checked out of an app process's pool at the verdict
+IDLE_IN_TRANSACTION = "idle_in_transaction"  # source ``connection``: an app session in an open transaction
 
 # the typed words of ``harness.history.record.Record`` (and of whoever records worker lifecycle)
 WorkerLifecycle = Literal["start", "ready", "killed", "exited"]

@@ -31,6 +31,7 @@ def activate() -> None:
     when_imported("requests", calls.patch_requests)
     when_imported("aiohttp", calls.patch_aiohttp)
     when_imported("sqlalchemy", _sqlalchemy)
+    _watch_connections(folder)
     _events.log(f"{LOADED_MARKER} (paid API {calls.prefixes or 'unset'}, job_id_from {expression or 'task id'!r})")
 
 
@@ -38,3 +39,13 @@ def _sqlalchemy(module: object) -> None:
     from harness.instrument import _sqlalchemy as hooks
 
     hooks.install(module)
+
+
+def _watch_connections(folder: str) -> None:
+    """Pool check-outs and Celery retries as evidence; the process's database sessions named after it."""
+    from harness.instrument._pools import PoolWatch, name_sessions
+    from harness.instrument._retries import RetryHooks
+
+    name_sessions()
+    when_imported("sqlalchemy", PoolWatch(folder).install)
+    when_imported("celery", RetryHooks(folder).install)
