@@ -39,8 +39,7 @@ from harness.history.event import Event
 from harness.history.history import History
 
 NAME = "connections_returned"
-POOL_SOURCE = "pool_checkouts"  # ``harness ok read``: records = app processes whose pools were used
-SESSION_SOURCE = "db_sessions"  # ``harness ok read``: records = app sessions seen in pg_stat_activity
+POOL_SOURCE, SESSION_SOURCE = v.POOL_SOURCE, v.SESSION_SOURCE  # ``harness ok read`` of each half
 
 
 def _used(history: History) -> tuple[int, int]:
@@ -94,8 +93,7 @@ def _describe(found: dict[str, Any]) -> str:
 
 @invariant(NAME, needs=(CONNECTIONS,))
 def connections_returned(history: History, snapshot: Snapshot | None) -> Result:
-    """Every connection an app process took from its pool came back by the code, and no app session
-    sits in an open transaction once the run has settled."""
+    """Every pooled connection came back by the code, and no app session sits in an open transaction."""
     found = ([_collected(history, e) for e in history.by_source(v.INSTRUMENT, name=v.COLLECTED)]
              + [_held(history, e) for e in history.by_source(v.CONNECTION, name=v.HELD)]
              + [_idle(history, e) for e in history.by_source(v.CONNECTION, name=v.IDLE_IN_TRANSACTION)])

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.checks.needs import EXPECT, Missing, Need
+from harness.checks.needs import Missing, Need
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
 from harness.checks.submissions import accepted
@@ -52,7 +52,7 @@ class Window:
 
 def declared(history: History, what: str) -> float | None:
     """The last value the scenario declared for ``what`` (``jq.expect(job_bound=...)``), None if none."""
-    values = [e.data[what] for e in history.by_source(v.HARNESS, name=EXPECT) if e.data.get(what) is not None]
+    values = [e.data[what] for e in history.by_source(v.HARNESS, name=v.EXPECT) if e.data.get(what) is not None]
     return float(values[-1]) if values else None
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.needs import Missing, Need, read_count, STATE_LOG_SOURCE
+from harness.checks.needs import Missing, Need, read_count
 from harness.checks.paid_calls import calls_by_job
 from harness.checks.result import Result, invalid_result, valid_result
 from harness.checks.runner import invariant
@@ -53,7 +53,7 @@ def _inserts(history: History) -> dict[str, Event]:
 def _refusals_and_inserts(history: History, snapshot: Snapshot | None) -> Missing | None:
     if not _refused(history):
         return Missing("no submission was refused: nothing to hold to its answer")
-    if read_count(history, STATE_LOG_SOURCE) is None and not history.by_source(v.JOB, name=v.STATE):
+    if read_count(history, v.STATE_LOG_SOURCE) is None and not history.by_source(v.JOB, name=v.STATE):
         return Missing("the job state log (when each job row was written) was not read")
     return None
 

@@ -156,8 +156,7 @@ def _describe(f: dict[str, Any]) -> str:
 
 @invariant(NAME, needs=(RETRIED,))
 def retries_keep_spacing_and_budget(history: History, snapshot: Snapshot | None) -> Result:
-    """Retries wait the declared backoff, a job is given up after exactly its declared attempts,
-    and a time limit is never retried."""
+    """Retries wait the declared backoff, give up after exactly the declared attempts, never retry a time limit."""
     terminal = tuple(snapshot.terminal_states if snapshot else DEFAULT_TERMINAL_STATES)
     policy = _policy(history)
     violations, judged = [], 0

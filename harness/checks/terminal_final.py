@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from harness.checks.needs import Missing, Need, read_count, STATE_LOG_SOURCE
+from harness.checks.needs import Missing, Need, read_count
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
 from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
@@ -95,7 +95,7 @@ def _describe(found: dict[str, Any]) -> str:
 def _states_or_events(history: History, snapshot: Snapshot | None) -> Missing | None:
     if history.by_source(v.JOB, name=v.STATE) or history.by_source(v.EVENT, name=v.STATUS):
         return None
-    if read_count(history, STATE_LOG_SOURCE) is None:
+    if read_count(history, v.STATE_LOG_SOURCE) is None:
         return Missing("the job state log was not read and no status event was recorded")
     return Missing("no job state change and no status event was recorded")
 

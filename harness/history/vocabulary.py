@@ -33,9 +33,15 @@ event      ok     status               {state}                     a status even
 sweep      ok     sweep                {run_id, eligible, processed, failed,
                                         summary: {processed, failed}, state}
 budget     ok     declared / effective {task, soft, hard}          per-task time limits (s)
+           ok     limits               {chains, step_blocked, ...} the app's layered limits
+                                        (``harness.limits``; read by checks/end_to_end.py)
 query      ok     scan                 {table, scans, items}       table scans for a batch
 harness    info   settle               {settled: false}            the run did not settle
                                         (jobs still pending) before its bound
+           ok     read                 {source, records}           the harness read a source of
+                                        evidence (sources: ``*_SOURCE`` below; checks/needs.py)
+           ok     expect               {paid_calls, jobs}          what the scenario declared it makes
+           ok/fail isolate             {left, stopped, remaining}  the test's leftovers removed
 heartbeat  ok     beat                 {attempt, beat_at, beat_t, log_id}
                                         the job row's heartbeat column moved (state-log
                                         trigger): the attempt holding the row beat
@@ -109,6 +115,19 @@ COLLECTED = "connection_collected"  # source ``instrument``: the garbage collect
 RETRY = "retry"  # source ``instrument``: a Celery task asked to be retried (data: cause, due_in_s, declared options)
 HELD = "held"  # source ``connection``: still checked out of an app process's pool at the verdict
 IDLE_IN_TRANSACTION = "idle_in_transaction"  # source ``connection``: an app session in an open transaction
+LIMITS = "limits"  # source ``budget``: the app's layered limits (harness.limits)
+READ = "read"  # source ``harness``: a source of evidence was read (data: source, records)
+EXPECT = "expect"  # source ``harness``: what the scenario declared it makes (data: paid_calls, jobs)
+ISOLATE = "isolate"  # source ``harness``: what the test left was removed (harness.isolation)
+
+# the sources of evidence a ``harness ok read`` event names (checkers tell "read, empty" from "never read")
+LEDGER_SOURCE = "paidapi_ledger"
+STATE_LOG_SOURCE = "state_log"
+SNAPSHOT_SOURCE = "snapshot"
+HEARTBEAT_SOURCE = "heartbeat_log"
+WORKER_LOG_SOURCE = "worker_logs"  # records: the hard-limit kills found in the Celery workers' logs
+POOL_SOURCE = "pool_checkouts"  # records: the app processes whose connection pools were used during the test
+SESSION_SOURCE = "db_sessions"  # records: the app processes' database sessions seen in pg_stat_activity
 
 # the typed words of ``harness.history.record.Record`` (and of whoever records worker lifecycle)
 WorkerLifecycle = Literal["start", "ready", "killed", "exited"]

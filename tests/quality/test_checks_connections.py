@@ -4,7 +4,6 @@ from __future__ import annotations
 from harness.checks import CHECKERS, UNKNOWN, run_checks
 from harness.checks.connections import POOL_SOURCE, SESSION_SOURCE, connections_returned
 from harness.checks.generic import applicable
-from harness.checks.needs import READ
 from harness.checks.runner import checker_name
 from harness.history import vocabulary as v
 from harness.history.builder import HistoryBuilder
@@ -13,9 +12,9 @@ from harness.history.builder import HistoryBuilder
 def read(b: HistoryBuilder, pools: int | None = 2, sessions: int | None = 3) -> HistoryBuilder:
     """The harness read the pool files (``pools`` app processes used one) and pg_stat_activity."""
     if pools is not None:
-        b.event(v.HARNESS, "ok", READ, 5.0, source=POOL_SOURCE, records=pools)
+        b.event(v.HARNESS, "ok", v.READ, 5.0, source=POOL_SOURCE, records=pools)
     if sessions is not None:
-        b.event(v.HARNESS, "ok", READ, 5.1, source=SESSION_SOURCE, records=sessions)
+        b.event(v.HARNESS, "ok", v.READ, 5.1, source=SESSION_SOURCE, records=sessions)
     return b
 
 

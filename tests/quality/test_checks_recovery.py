@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from harness.checks import CHECKERS, UNKNOWN, run_checks
-from harness.checks.needs import EXPECT
 from harness.checks.recovery import recovers_within_bound
 from harness.history import vocabulary as v
 from harness.history.builder import HistoryBuilder
@@ -18,7 +17,7 @@ def hung_then_probe(probe_ends: float | None, caught_ends: float | None = 4.0, b
     """A job caught by a hang from 1 s to 5 s; a probe accepted at 6 s, after the heal."""
     b = HistoryBuilder()
     if bounds:
-        b.event(v.HARNESS, "ok", EXPECT, 0.0, job_bound=3.0, recovery_bound=2.0)
+        b.event(v.HARNESS, "ok", v.EXPECT, 0.0, job_bound=3.0, recovery_bound=2.0)
     job(b, "caught", 0.5, caught_ends)
     b.fault("failpoint", 1.0, 5.0, at="task.before_paid_call")
     job(b, "probe", 6.0, probe_ends)
@@ -61,11 +60,11 @@ def test_a_caught_job_that_ends_long_after_the_heal_is_a_slow_recovery():
 def test_without_bounds_faults_or_a_probe_it_is_unknown():
     assert "no job bound was declared" in judge(hung_then_probe(probe_ends=7.0, bounds=False)).message
     no_fault = HistoryBuilder()
-    no_fault.event(v.HARNESS, "ok", EXPECT, 0.0, job_bound=3.0)
+    no_fault.event(v.HARNESS, "ok", v.EXPECT, 0.0, job_bound=3.0)
     job(no_fault, "j", 1.0, 2.0)
     assert "nothing to recover from" in judge(no_fault).message
     no_probe = HistoryBuilder()
-    no_probe.event(v.HARNESS, "ok", EXPECT, 0.0, job_bound=3.0)
+    no_probe.event(v.HARNESS, "ok", v.EXPECT, 0.0, job_bound=3.0)
     job(no_probe, "j", 0.5, 2.0)
     no_probe.fault("failpoint", 1.0, 5.0, at="x")
     assert judge(no_probe).valid == UNKNOWN

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from harness.checks import CHECKERS, UNKNOWN, run_checks
-from harness.checks.needs import READ, STATE_LOG_SOURCE
 from harness.checks.refused import refused_submission_leaves_nothing
 from harness.history import vocabulary as v
 from harness.history.builder import HistoryBuilder
@@ -28,7 +27,7 @@ def written(b: HistoryBuilder, job_id: str, t: float, state: str = "queued") -> 
 def story(late_save: bool) -> HistoryBuilder:
     """One user refused 503 at 5 s, who tries again at 6 s and is accepted; a second user accepted at once."""
     b = HistoryBuilder()
-    b.event(v.HARNESS, "ok", READ, 0.0, source=STATE_LOG_SOURCE, records=4)
+    b.event(v.HARNESS, "ok", v.READ, 0.0, source=v.STATE_LOG_SOURCE, records=4)
     ask(b, 1.0, "other.pdf", status=202, job_id="other")
     written(b, "other", 1.002)
     ask(b, 2.0, "scan.pdf", status=503, answered_after=3.0)  # the save outlasted the deadline

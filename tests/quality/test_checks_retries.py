@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from harness.checks import CHECKERS, UNKNOWN, run_checks
-from harness.checks.end_to_end import LIMITS
 from harness.checks.retries import retries_keep_spacing_and_budget
 from harness.history import vocabulary as v
 from harness.history.builder import HistoryBuilder
@@ -30,7 +29,7 @@ class Job:
 
 
 def declared(b: HistoryBuilder, policy: dict | None = POLICY) -> HistoryBuilder:
-    b.event(v.BUDGET, "ok", LIMITS, 0.0, chains={}, **({"retries": policy} if policy else {}))
+    b.event(v.BUDGET, "ok", v.LIMITS, 0.0, chains={}, **({"retries": policy} if policy else {}))
     return b
 
 
