@@ -72,3 +72,12 @@ def test_without_bounds_faults_or_a_probe_it_is_unknown():
 
 def test_it_is_shipped_by_name():
     assert CHECKERS["recovers_within_bound"] is recovers_within_bound
+
+
+def test_a_job_caught_by_overlapping_faults_is_judged_from_the_last_heal_it_met():
+    alone = hung_then_probe(probe_ends=7.0, caught_ends=21.0)  # 16 s after the hang healed at 5 s: slow
+    assert judge(alone).counterexample[0]["job_id"] == "caught"
+    overlapped = hung_then_probe(probe_ends=7.0, caught_ends=21.0)
+    overlapped.fault("broker_outage", 4.0, 20.0)  # but the broker was out until 20 s: 1 s after that heal
+    job(overlapped, "after", 22.0, 23.0)  # the probe after the last heal
+    assert judge(overlapped).valid is True
