@@ -141,9 +141,9 @@ class Run:
             raise SettleTimeout(outcome)
         return outcome
 
-    def expect(self, **counts: float) -> None:
+    def expect(self, **counts: float | str) -> None:
         """Record what the scenario declared for the checkers: what it makes (``paid_calls=0``, ``jobs=0``),
-        and the bounds a healed system keeps (``job_bound=s``, ``recovery_bound=s``: see
+        and what a healed system keeps (``job_bound=s``, ``recovery_bound=s``, ``probe_state="done"``: see
         ``harness.checks.recovery``)."""
         self.record.expected(**counts)
 

@@ -42,7 +42,7 @@ DOCUMENT = ["hotel receipt, paid, thank you"]
 
 def probe(jq: Run, refapp, project: str) -> str:
     """Declare the bounds, then submit one fresh job on the healed system: it must run within the job bound."""
-    jq.expect(job_bound=JOB_BOUND, recovery_bound=sqs.redelivery_bound(jq) + MARGIN)
+    jq.expect(job_bound=JOB_BOUND, recovery_bound=sqs.redelivery_bound(jq) + MARGIN, probe_state="done")
     return refapp.submit(DOCUMENT, route="sqs", project=project, file="probe.pdf")
 
 

@@ -12,8 +12,10 @@ the job state log, and bounds the scenario (or the nightly) declares with
 
 * **a probe**: a job accepted after the last heal of every fault runs on a
   system that is healed; it must reach a terminal state within
-  ``job_bound`` of its acceptance, and no submission after the last heal
-  may be refused by a server error (5xx or no answer at all);
+  ``job_bound`` of its acceptance (with ``probe_state="done"`` declared,
+  that state: a healed system that fails every new job has not
+  recovered), and no submission after the last heal may be refused by a
+  server error (5xx or no answer at all);
 * **per fault** (when ``recovery_bound`` is declared): every job alive
   while a fault was in place (accepted before its heal, not terminal
   before its injection) reaches a terminal state within ``recovery_bound``
@@ -40,7 +42,7 @@ from harness.history.event import FAIL, INFO, OK, Event
 from harness.history.history import History
 
 NAME = "recovers_within_bound"
-JOB_BOUND, RECOVERY_BOUND = "job_bound", "recovery_bound"
+JOB_BOUND, RECOVERY_BOUND, PROBE_STATE = "job_bound", "recovery_bound", "probe_state"
 
 
 @dataclass(frozen=True)
@@ -52,10 +54,15 @@ class Window:
     healed: float
 
 
+def _declared_text(history: History, what: str) -> Any:
+    values = [e.data[what] for e in history.by_source(v.HARNESS, name=v.EXPECT) if e.data.get(what) is not None]
+    return values[-1] if values else None
+
+
 def declared(history: History, what: str) -> float | None:
     """The last value the scenario declared for ``what`` (``jq.expect(job_bound=...)``), None if none."""
-    values = [e.data[what] for e in history.by_source(v.HARNESS, name=v.EXPECT) if e.data.get(what) is not None]
-    return float(values[-1]) if values else None
+    value = _declared_text(history, what)
+    return None if value is None else float(value)
 
 
 def windows(history: History) -> list[Window]:
@@ -91,13 +98,13 @@ BOUNDS = Need("recovery", "healed faults, a declared job bound, and a probe job 
               "or a declared recovery bound", _bounds_and_faults)
 
 
-def _ends(history: History, terminal: tuple[str, ...]) -> dict[str, float]:
+def _final(history: History, terminal: tuple[str, ...]) -> dict[str, Event]:
     """Each job's first terminal state change."""
-    ends: dict[str, float] = {}
+    found: dict[str, Event] = {}
     for event in history.by_source(v.JOB, name=v.STATE):
         if event.job_id is not None and event.data.get("state") in terminal:
-            ends.setdefault(event.job_id, event.t)
-    return ends
+            found.setdefault(event.job_id, event)
+    return found
 
 
 def _job_of(event: Event) -> str | None:
@@ -110,18 +117,22 @@ def _server_refused(event: Event) -> bool:
     return event.type == INFO or (event.type == FAIL and (status is None or int(status) >= 500))
 
 
-def _probes(history: History, after: float, bound: float, ends: dict[str, float]) -> list[dict[str, Any]]:
+def _probes(history: History, after: float, bound: float, final: dict[str, Event],
+            healthy: str | None) -> list[dict[str, Any]]:
     found = []
     for answer in history.by_source(v.SUBMIT, name=v.SUBMIT):
         if answer.t <= after:
             continue
         if accepted(answer) and _job_of(answer) is not None:
-            end = ends.get(_job_of(answer))
-            if end is None or end - answer.t > bound:
-                found.append({"kind": "probe too slow", "job_id": _job_of(answer),
-                              "accepted_at": history.relative(answer.t),
-                              "took_s": None if end is None else round(end - answer.t, 3), "job_bound": bound,
-                              "after_last_heal_s": round(answer.t - after, 3)})
+            end = final.get(str(_job_of(answer)))
+            base = {"job_id": _job_of(answer), "accepted_at": history.relative(answer.t), "job_bound": bound,
+                    "after_last_heal_s": round(answer.t - after, 3)}
+            if end is None or end.t - answer.t > bound:
+                found.append({"kind": "probe too slow", **base,
+                              "took_s": None if end is None else round(end.t - answer.t, 3)})
+            elif healthy is not None and end.data.get("state") != healthy:
+                found.append({"kind": "probe failed", **base, "state": end.data.get("state"),
+                              "reason": end.data.get("reason"), "healthy_state": healthy})
         elif _server_refused(answer):
             found.append({"kind": "refused after the last heal", "at": history.relative(answer.t),
                           "answer": answer.data.get("status") or answer.data.get("error")})
@@ -157,11 +168,13 @@ def per_fault(history: History, window: Window, ends: dict[str, float]) -> dict[
 def recovers_within_bound(history: History, snapshot: Snapshot | None) -> Result:
     """After every fault heals, jobs finish within the declared bounds again: no capacity was lost."""
     terminal = tuple(snapshot.terminal_states if snapshot else DEFAULT_TERMINAL_STATES)
-    ends = _ends(history, terminal)
+    final = _final(history, terminal)
+    ends = {job_id: event.t for job_id, event in final.items()}
     healed = windows(history)
     last = max(w.healed for w in healed)
     job_bound, recovery_bound = declared(history, JOB_BOUND), declared(history, RECOVERY_BOUND)
-    violations = _probes(history, last, job_bound, ends)
+    healthy = _declared_text(history, PROBE_STATE)
+    violations = _probes(history, last, job_bound, final, healthy)
     faults = [per_fault(history, w, ends) for w in healed]
     if recovery_bound is not None:
         violations += _slow(history, healed, ends, recovery_bound)
@@ -201,4 +214,7 @@ def _describe(f: dict[str, Any]) -> str:
         took = "never ended" if f["recovery_s"] is None else f"ended {f['recovery_s']:g}s after it"
         return (f"job {f['job_id']}, caught by {f['fault']} (healed at {f['healed_at']:.3f}s), {took} "
                 f"(recovery bound {f['recovery_bound']:g}s)")
+    if f["kind"] == "probe failed":
+        return (f"job {f['job_id']}, accepted {f['after_last_heal_s']:g}s after the last heal, ended "
+                f"{f['state']!r} ({f['reason']}), not {f['healthy_state']!r}")
     return f"a submission at {f['at']:.3f}s, after the last heal, was answered {f['answer']!r}"

@@ -81,3 +81,14 @@ def test_a_job_caught_by_overlapping_faults_is_judged_from_the_last_heal_it_met(
     overlapped.fault("broker_outage", 4.0, 20.0)  # but the broker was out until 20 s: 1 s after that heal
     job(overlapped, "after", 22.0, 23.0)  # the probe after the last heal
     assert judge(overlapped).valid is True
+
+
+def test_a_probe_that_ends_in_another_state_than_the_declared_healthy_one_is_a_violation():
+    b = hung_then_probe(probe_ends=None)
+    b.state("probe", 7.0, "needs_human", attempt=3, reason="needs a person: 3 attempts started and none finished")
+    assert judge(b).valid is True  # no healthy state declared: any terminal state in time
+    b.event(v.HARNESS, "ok", v.EXPECT, 7.5, probe_state="done")
+    result = judge(b)
+    assert result.valid is False
+    assert result.counterexample[0]["kind"] == "probe failed"
+    assert "ended 'needs_human' (needs a person: 3 attempts started and none finished), not 'done'" in result.message
