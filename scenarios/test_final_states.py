@@ -18,7 +18,9 @@ Two latecomers meet a job that already ended:
 
 ``terminal_is_final`` judges both (asked for by name here; it also runs
 wherever the job state log exists): a terminal state is never followed by
-another state.
+another state. The refused duplicate claim is also an error path that must
+give its connection back (bug ``duplicate-claim-leaks-connection``:
+``connections_returned``).
 """
 from __future__ import annotations
 
@@ -64,7 +66,8 @@ def test_a_job_that_finished_after_the_sweeper_listed_it_is_left_alone(jq: Run, 
 
 
 @pytest.mark.catches("redelivery-retries-failed-job", invariant="terminal_is_final")
-@pytest.mark.jobquake(checks=["terminal_is_final"])
+@pytest.mark.catches("duplicate-claim-leaks-connection", invariant="connections_returned")
+@pytest.mark.jobquake(checks=["terminal_is_final", "connections_returned"])
 def test_a_message_delivered_again_after_its_job_timed_out_starts_nothing(jq: Run, refapp):
     """A job fails on a provider that never answers; its message comes again; the job stays ``failed``.
 
