@@ -141,13 +141,7 @@ class Consumer:
                      job_id, held.attempt)
             held.handle = receipt
             return False
-        # the delivery after the code's last attempt gives up (mutant give-up-one-early: the last attempt's own)
-        limit = self.config.max_attempts
-        if receives > limit or (receives == limit and mutant("give-up-one-early")):
-            if await asyncio.to_thread(jobstore.give_up, job_id) or not await self._in_hand(job_id):
-                await self._delete(receipt)
-            else:  # a duplicate of a live attempt elsewhere: its message is its retry, keep it
-                await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
+        if receives >= self.config.max_attempts and await self._gave_up(job_id, receipt, receives):
             return False
         attempt, why = await asyncio.to_thread(jobstore.claim, job_id, "sqs")
         if attempt is None and why.startswith(jobstore.IN_HAND):
@@ -178,6 +172,23 @@ class Consumer:
             await asyncio.to_thread(failpoint, CONSUMER_BEFORE_DELETE, **attempt.context(outcome=outcome))
             await self._delete(held.handle)
         return False
+
+    async def _gave_up(self, job_id: str, receipt: str, receives: int) -> bool:
+        """The delivery after the code's last attempt fails the job, once the job had every attempt; True
+        when this delivery is settled (given up, or left to a live attempt), False when it runs an attempt."""
+        limit = self.config.max_attempts
+        last_attempts_own = receives == limit  # the code gives up on the delivery after it
+        if last_attempts_own and not mutant("give-up-one-early"):
+            return False
+        # the wrong shape (give-up-one-early): the delivery of the last attempt gives up after one attempt fewer
+        given = await asyncio.to_thread(jobstore.give_up, job_id, limit - 1 if last_attempts_own else limit)
+        if given is None:
+            return False  # deliveries that found the job in hand used receives, not attempts: run the next one
+        if given or not await self._in_hand(job_id):
+            await self._delete(receipt)
+        else:  # a duplicate of a live attempt elsewhere: its message is its retry, keep it
+            await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
+        return True
 
     def _backoff(self) -> int:
         """Seconds a job given back by a failed attempt waits before the queue offers it again."""

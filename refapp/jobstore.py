@@ -208,13 +208,14 @@ def in_hand(job_id: str) -> bool:
         return found.first() is not None
 
 
-def give_up(job_id: str) -> bool:
-    """Fail a job whose queue delivered it more often than the code allows; False if not ours to fail.
+def give_up(job_id: str, after: int) -> bool | None:
+    """Fail a job whose queue delivered it more often than the code allows, once it had ``after`` attempts.
 
-    A job finished, or running under a live attempt, is left alone. The
-    reason keeps the label (``timeout`` / ``error``) of the last failure and
-    counts the attempts that ran, which can be fewer than the deliveries (a
-    delivery that found the job in hand was handed back, not attempted).
+    True when it was failed; None while it has attempts left (a delivery
+    that found the job in hand used up a receive, not an attempt: this one
+    runs the next attempt instead); False when it is not ours to fail (it
+    finished, or runs under a live attempt). The reason keeps the label
+    (``timeout`` / ``error``) of the last failure.
     """
     fresh_run = sa.and_(jobs.c.state == RUNNING,
                         sa.not_(older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale"))))
@@ -222,6 +223,8 @@ def give_up(job_id: str) -> bool:
         job = get_job(conn, job_id)
         if job is None or job["state"] in TERMINAL:
             return False
+        if job["attempt"] < after:
+            return None
         last = job["reason"] or "no reason recorded"
         # the last attempt's label carries over: attempts that timed out end as a timeout
         label = "timeout" if last.startswith("timeout") and not mutant("give-up-relabels-timeout") else "error"
