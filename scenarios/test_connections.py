@@ -29,13 +29,14 @@ import pytest
 
 from harness import Run
 from refapp.submit import job_id_for
+from scenarios.refapp_client import RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 CHECKS = ["connections_returned"]
 
 
 @pytest.mark.jobquake(checks=CHECKS)
-def test_a_job_cancelled_mid_batch_returns_every_connection(jq: Run, refapp):
+def test_a_job_cancelled_mid_batch_returns_every_connection(jq: Run, refapp: RefApp) -> None:
     """The user cancels a three-document job while its second document's call is in flight."""
     job_id = job_id_for("p-cancel", "scan.pdf")
     held = jq.paidapi.gate(job_id=job_id, step="doc-1.categorise")
@@ -50,7 +51,7 @@ def test_a_job_cancelled_mid_batch_returns_every_connection(jq: Run, refapp):
 
 
 @pytest.mark.jobquake(checks=CHECKS, expect_paid_calls=0)
-def test_an_import_row_that_breaks_its_database_write_returns_every_connection(jq: Run, refapp):
+def test_an_import_row_that_breaks_its_database_write_returns_every_connection(jq: Run, refapp: RefApp) -> None:
     """One of three CSV rows has an amount its column cannot hold: the insert fails, the import goes on."""
     csv = ("date,amount,description\n2026-01-02,12.50,taxi\n"
            "2026-01-03,1000000000000.00,a typo of a thousand billion\n2026-01-04,3.20,coffee\n")

@@ -30,6 +30,7 @@ from harness import Run, wait_until
 from refapp.failpoints import HEARTBEAT_WRITTEN, SWEEPER_LISTED, SWEEPER_TICK, TASK_ITEM
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
+from scenarios.refapp_client import RefApp
 from scenarios.test_outbox import crash_the_relay_between_send_and_mark, deliveries_handled, restart_the_relay_once_dead
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
@@ -38,7 +39,7 @@ DOCUMENTS = ["invoice from ACME, payable in 30 days", "hotel receipt, paid, than
 
 @pytest.mark.catches("sweeper-resends-finished", invariant="terminal_is_final")
 @pytest.mark.jobquake(checks=["terminal_is_final"])
-def test_a_job_that_finished_after_the_sweeper_listed_it_is_left_alone(jq: Run, refapp):
+def test_a_job_that_finished_after_the_sweeper_listed_it_is_left_alone(jq: Run, refapp: RefApp) -> None:
     """The sweeper lists a job whose heartbeat went stale, then finds it ``done``: it leaves it so.
 
     Attempt 1 is held before its second document while every heartbeat it
@@ -68,7 +69,7 @@ def test_a_job_that_finished_after_the_sweeper_listed_it_is_left_alone(jq: Run, 
 @pytest.mark.catches("redelivery-retries-failed-job", invariant="terminal_is_final")
 @pytest.mark.catches("duplicate-claim-leaks-connection", invariant="connections_returned")
 @pytest.mark.jobquake(checks=["terminal_is_final", "connections_returned"])
-def test_a_message_delivered_again_after_its_job_timed_out_starts_nothing(jq: Run, refapp):
+def test_a_message_delivered_again_after_its_job_timed_out_starts_nothing(jq: Run, refapp: RefApp) -> None:
     """A job fails on a provider that never answers; its message comes again; the job stays ``failed``.
 
     The relay crashes between sending the job's message and marking it sent,

@@ -30,8 +30,8 @@ from __future__ import annotations
 import pytest
 
 from harness import Run, wait_until
-from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
+from scenarios.refapp_client import RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 INVARIANT = "recovers_within_bound"
@@ -40,7 +40,7 @@ JOB_BOUND = MARGIN  # a one-document job on a healed system: a second or two
 DOCUMENT = ["hotel receipt, paid, thank you"]
 
 
-def probe(jq: Run, refapp, project: str) -> str:
+def probe(jq: Run, refapp: RefApp, project: str) -> str | None:
     """Declare the bounds, then submit one fresh job on the healed system: it must run within the job bound."""
     jq.expect(job_bound=JOB_BOUND, recovery_bound=sqs.redelivery_bound(jq) + MARGIN, probe_state="done")
     return refapp.submit(DOCUMENT, route="sqs", project=project, file="probe.pdf")
@@ -48,7 +48,7 @@ def probe(jq: Run, refapp, project: str) -> str:
 
 @pytest.mark.catches("abandoned-attempt-keeps-slot", invariant=INVARIANT)
 @pytest.mark.jobquake(checks=[INVARIANT])
-def test_attempts_abandoned_at_the_cap_leave_the_consumers_their_slots(jq: Run, refapp):
+def test_attempts_abandoned_at_the_cap_leave_the_consumers_their_slots(jq: Run, refapp: RefApp) -> None:
     """Four hung attempts, one per consumer slot, are abandoned at the cap; then a probe job runs."""
     hung = jq.faults.failpoint("task.before_paid_call", "hang", match={"route": "sqs", "attempt": 1})
     jobs = [refapp.submit(DOCUMENT, route="sqs", project="p-capped", file=f"scan-{i}.pdf")
@@ -66,7 +66,7 @@ def test_attempts_abandoned_at_the_cap_leave_the_consumers_their_slots(jq: Run, 
 
 @pytest.mark.catches("consumer-slot-lost-on-error", invariant=INVARIANT)
 @pytest.mark.jobquake(checks=[INVARIANT])
-def test_messages_whose_handling_raised_leave_the_consumers_their_slots(jq: Run, refapp):
+def test_messages_whose_handling_raised_leave_the_consumers_their_slots(jq: Run, refapp: RefApp) -> None:
     """Handling a message raises four times (it comes back each time); then a probe job runs."""
     broken = jq.faults.failpoint("consumer.received", "raise", times=CONSUMER_SLOTS, exception="RuntimeError",
                                  message="the message could not be read")

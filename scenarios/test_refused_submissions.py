@@ -31,6 +31,7 @@ from refapp.api import ROLLED_BACK
 from refapp.failpoints import SUBMIT_BEFORE_COMMIT
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
+from scenarios.refapp_client import RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 DOCUMENT = ["signed delivery note"]
@@ -38,11 +39,11 @@ INVARIANT = "refused_submission_leaves_nothing"
 MAX_DOCUMENTS = 95  # refapp's REFAPP_MAX_DOCUMENTS default: one more is refused with 413
 
 
-def jobs_saved(refapp, job_id: str) -> int:
-    return refapp.query("SELECT count(*) FROM jobs WHERE id = %s", job_id)[0][0]
+def jobs_saved(refapp: RefApp, job_id: str) -> int:
+    return int(refapp.query("SELECT count(*) FROM jobs WHERE id = %s", job_id)[0][0])
 
 
-def test_an_upload_refused_while_the_pool_is_dry_is_not_saved_and_its_retry_is(jq: Run, refapp):
+def test_an_upload_refused_while_the_pool_is_dry_is_not_saved_and_its_retry_is(jq: Run, refapp: RefApp) -> None:
     """The API's pool is emptied at its first checkout for the upload: 503, nothing saved; the retry: 202."""
     job_id = job_id_for("p-dry-pool", "scan.pdf")
     hold = sqs.budget(jq, "db_pool_wait") + MARGIN  # outlasts the API's pool wait: the checkout gives up
@@ -58,7 +59,7 @@ def test_an_upload_refused_while_the_pool_is_dry_is_not_saved_and_its_retry_is(j
 
 @pytest.mark.catches("submit-timeout-keeps-saving", invariant=INVARIANT)
 @pytest.mark.jobquake(checks=[INVARIANT])
-def test_a_save_slower_than_the_deadline_is_refused_and_never_committed(jq: Run, refapp):
+def test_a_save_slower_than_the_deadline_is_refused_and_never_committed(jq: Run, refapp: RefApp) -> None:
     """The commit is held past the API's deadline: 503, and the save it gave up on is rolled back."""
     job_id = job_id_for("p-slow-commit", "scan.pdf")
     deadline = sqs.budget(jq, "submit_deadline")
@@ -78,7 +79,7 @@ def test_a_save_slower_than_the_deadline_is_refused_and_never_committed(jq: Run,
 
 @pytest.mark.catches("commit-error-answered-refused", invariant=INVARIANT)
 @pytest.mark.jobquake(checks=[INVARIANT])
-def test_an_error_at_the_commit_is_answered_from_the_database(jq: Run, refapp):
+def test_an_error_at_the_commit_is_answered_from_the_database(jq: Run, refapp: RefApp) -> None:
     """The API's commit raises after it took: the API finds the job saved and answers 202.
 
     Another user's upload is too big and refused (413) meanwhile: every

@@ -27,6 +27,7 @@ import pytest
 from harness import Run, wait_until
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
+from scenarios.refapp_client import RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 INVARIANT = "retries_keep_spacing_and_budget"
@@ -35,7 +36,7 @@ GIVEN_BACK = re.compile(r"on attempt \d+$")  # the reason an SQS attempt leaves 
 
 @pytest.mark.catches("retry-without-backoff", invariant=INVARIANT)
 @pytest.mark.jobquake(checks=[INVARIANT])
-def test_a_short_provider_outage_costs_one_attempt(jq: Run, refapp):
+def test_a_short_provider_outage_costs_one_attempt(jq: Run, refapp: RefApp) -> None:
     """The provider fails until attempt 1 gave the job back; attempt 2, a backoff later, finishes it."""
     job_id = job_id_for("p-short-outage", "scan.pdf")
     outage = jq.faults.paidapi_mode("fail", job_id=job_id)

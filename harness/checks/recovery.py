@@ -36,7 +36,7 @@ from harness.checks.needs import Missing, Need
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
 from harness.checks.submissions import accepted
-from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
+from harness.history.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, OK, Event
 from harness.history.history import History

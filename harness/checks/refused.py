@@ -28,7 +28,7 @@ from harness.checks.paid_calls import calls_by_job
 from harness.checks.result import Result, invalid_result, valid_result
 from harness.checks.runner import invariant
 from harness.checks.submissions import accepted
-from harness.evidence.snapshot import Snapshot
+from harness.history.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, Event
 from harness.history.history import History

@@ -36,7 +36,7 @@ from harness.checks.end_to_end import declared_limits
 from harness.checks.needs import Missing, Need
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
+from harness.history.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History

@@ -32,6 +32,7 @@ def activate() -> None:
     when_imported("aiohttp", calls.patch_aiohttp)
     when_imported("sqlalchemy", _sqlalchemy)
     _watch_connections(folder)
+    when_imported("django.db.backends.base.base", _django)
     _events.log(f"{LOADED_MARKER} (paid API {calls.prefixes or 'unset'}, job_id_from {expression or 'task id'!r})")
 
 
@@ -49,3 +50,9 @@ def _watch_connections(folder: str) -> None:
     name_sessions()
     when_imported("sqlalchemy", PoolWatch(folder).install)
     when_imported("celery", RetryHooks(folder).install)
+
+
+def _django(module: object) -> None:
+    from harness.instrument import _django as hooks
+
+    hooks.install(module)
