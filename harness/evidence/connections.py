@@ -18,14 +18,15 @@ Two sources, each catching what the other cannot see:
 A sweeper pass or a heartbeat may be running at the moment of the first
 look; it gives its connection back within milliseconds. So what is out at
 the first look is watched until it is back or ``grace`` has passed, and
-only what outlasts ``grace`` counts. A process that is gone took its
-connections with it and is not judged.
+only what outlasts ``grace`` counts. A process that is gone (or a
+zombie, killed and not yet reaped, or its pid taken by another since)
+took its connections with it and is not judged.
 """
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, TypeVar
 
 import psycopg
@@ -67,23 +68,32 @@ class IdleSession:
         return self.backend_pid, self.began
 
 
-def _alive(pid: int) -> bool:
+def process_started(pid: int | str = "self") -> int | None:
+    """When ``pid`` started (clock ticks since boot, ``/proc/<pid>/stat``), None when it is gone or dead.
+
+    A killed process whose parent has not reaped it yet is a zombie: it
+    still has a pid, and its connections are long closed.
+    """
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it exists; another user's (an app process run as another uid)
-    return True
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X", "x") else int(fields[19])
+
+
+def _alive(pid: int, started: int | None) -> bool:
+    """The process runs, and is the one that wrote the file (not a later one that got its pid)."""
+    now = process_started(pid)
+    return now is not None and (started is None or now == started)
 
 
 def checkouts_out(pools: Iterable[dict[str, Any]], since: float,
-                  alive: Callable[[int], bool] = _alive) -> list[HeldCheckout]:
+                  alive: Callable[[int, int | None], bool] = _alive) -> list[HeldCheckout]:
     """The checkouts made at or after ``since`` that live processes report as still out."""
     held = []
     for pool in pools:
         pid = int(pool.get("pid") or 0)
-        if not pid or not alive(pid):
+        if not pid or not alive(pid, pool.get("started")):
             continue
         for entry in pool.get("out") or ():
             if float(entry.get("since") or 0.0) >= since:

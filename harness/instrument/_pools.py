@@ -12,7 +12,7 @@ code's; a checkout with no checkin yet is still out.
 What is out is kept in ``pools/<pid>.json`` in the run's instrumentation
 folder, rewritten at every checkout and checkin (one small write)::
 
-    {"pid": 81, "process": "worker1", "checkouts": 412, "last": <monotonic>,
+    {"pid": 81, "started": <ticks>, "process": "worker1", "checkouts": 412, "last": <monotonic>,
      "out": [{"since": <monotonic>, "site": "refapp/sweep.py:112 _row_transaction", "backend_pid": 9031}]}
 
 and a connection the garbage collector returned is an event,
@@ -74,6 +74,15 @@ def _short(path: str) -> str:
     return os.path.relpath(path, cwd) if path.startswith(cwd + os.sep) else path
 
 
+def _started() -> int | None:
+    """This process's start time in clock ticks since boot (``/proc/self/stat``), None where there is no /proc."""
+    try:
+        with open("/proc/self/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _backend_pid(dbapi_connection: Any) -> int | None:
     """The database server's pid for this connection (psycopg 3, psycopg2), without a query."""
     try:
@@ -98,6 +107,7 @@ class PoolWatch:
         self.last: float | None = None
         self.pid = -1
         self.fd = -1
+        self.started: int | None = None  # this process's start (clock ticks): a pid reused later is not it
         self.skip: tuple[str, ...] = ()
 
     def install(self, sqlalchemy: Any) -> None:
@@ -148,10 +158,11 @@ class PoolWatch:
             if self.pid != os.getpid():
                 path = os.path.join(self.folder, POOLS_DIR, f"{os.getpid()}.json")
                 flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-                self.fd, self.pid = os.open(path, flags, 0o660), os.getpid()
+                self.fd, self.pid, self.started = os.open(path, flags, 0o660), os.getpid(), _started()
             last = None if self.last is None else round(self.last, 6)
-            data = json.dumps({"pid": self.pid, "process": self.process, "checkouts": self.checkouts,
-                               "last": last, "out": [e.to_dict() for e in self.out.values()]}).encode()
+            data = json.dumps({"pid": self.pid, "started": self.started, "process": self.process,
+                               "checkouts": self.checkouts, "last": last,
+                               "out": [e.to_dict() for e in self.out.values()]}).encode()
             os.pwrite(self.fd, data, 0)
             os.ftruncate(self.fd, len(data))
         except OSError:

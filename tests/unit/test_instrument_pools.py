@@ -13,8 +13,9 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.pool import Pool, QueuePool
 
-from harness.evidence.connections import checkouts_out, outlasting, pools_used
+from harness.evidence.connections import checkouts_out, outlasting, pools_used, process_started
 from harness.instrument._pools import PoolWatch
+from harness import wait_until
 from harness.instrument.control import InstrumentControl
 
 
@@ -67,7 +68,8 @@ def test_the_harness_judges_only_this_tests_checkouts_of_live_processes(watched)
     during = engine.connect()
     out = checkouts_out(control.pools(), since)
     assert [h.since for h in out] == [mine(control)["last"]]  # not the one taken before the test
-    assert checkouts_out(control.pools(), since, alive=lambda pid: False) == []  # a dead process took its own
+    assert checkouts_out(control.pools(), since, alive=lambda pid, started: False) == []  # gone: it took its own
+    assert mine(control)["started"] == process_started()  # a later process given this pid is not this one
     assert pools_used(control.pools(), since) == {f"? ({os.getpid()})": 2}  # no process name outside a stack
     during.close()
     before.close()
@@ -83,3 +85,17 @@ def test_outlasting_keeps_only_what_is_still_there_at_the_end_and_returns_at_onc
     assert outlasting(reads([1, 2], [2, 3]), key=lambda x: x, grace=0.2, poll=0.01) == [2]  # 3 came later
     assert outlasting(reads([]), key=lambda x: x, grace=60.0) == []
     assert outlasting(reads([1], []), key=lambda x: x, grace=60.0, poll=0.0) == []
+
+
+def test_a_zombie_or_a_process_whose_pid_was_given_to_another_is_not_alive(tmp_path):
+    import subprocess
+    import sys
+
+    from harness.evidence.connections import _alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    started = process_started(child.pid)
+    wait_until(lambda: process_started(child.pid) is None, timeout=10, what="the child to exit (a zombie until reaped)")
+    assert not _alive(child.pid, started)  # exited, not yet reaped: a zombie
+    child.wait()
+    assert not _alive(os.getpid(), 1) and _alive(os.getpid(), process_started())
