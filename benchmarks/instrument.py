@@ -7,6 +7,10 @@
   ``http.before_paid_call`` failpoint unarmed).
 * per task run: ``task_prerun`` + ``task_postrun`` bookkeeping (job id,
   attempt counter under flock, two event lines, two unarmed failpoints).
+* per pooled connection: a checkout and its check-in from a SQLAlchemy
+  queue pool (SQLite in a file), with the pool watch (``_pools``: the
+  checkout's site, the process's pool file rewritten twice) and without
+  it, alternated.
 
 Writes ``benchmarks/results/instrument.json``.
 
@@ -69,6 +73,36 @@ def per_call_us(folder: str) -> tuple[float, float]:
     return (tagged - base) * 1e6, runs * 1e6
 
 
+def pool_checkout_us(folder: str) -> tuple[float, float]:
+    """Median µs of one checkout + check-in without and with the pool watch (its listeners added and removed
+    in turn, so a busy moment of the machine hits both alike)."""
+    import sqlalchemy as sa
+    from sqlalchemy import event
+    from sqlalchemy.pool import Pool, QueuePool
+
+    from harness.instrument._pools import PoolWatch, _not_app_prefixes
+
+    engine = sa.create_engine(f"sqlite:///{folder}/bench.db", poolclass=QueuePool)
+    watch = PoolWatch(folder)
+    watch.skip = _not_app_prefixes()  # as installed: the site walk passes SQLAlchemy's frames
+
+    def cycle() -> None:
+        engine.connect().close()
+
+    def timed() -> float:
+        return min(timeit.repeat(cycle, number=2000, repeat=3, timer=time.process_time)) / 2000
+
+    without, with_ = [], []
+    for _ in range(7):
+        without.append(timed())
+        watch.install(sa)
+        with_.append(timed())
+        for name, fn in (("checkout", watch.checkout), ("checkin", watch.checkin), ("detach", watch.detach)):
+            event.remove(Pool, name, fn)
+    engine.dispose()
+    return statistics.median(without) * 1e6, statistics.median(with_) * 1e6
+
+
 def main() -> None:
     from harness.instrument.control import InstrumentControl
 
@@ -83,9 +117,13 @@ def main() -> None:
             without.append(start_time(plain))
             with_.append(start_time(instrumented))
         call_us, run_us = per_call_us(tmp)
+        plain_checkout_us, watched_checkout_us = pool_checkout_us(tmp)
     results = {"start_without_cpu_s": round(statistics.median(without), 3),
                "start_with_cpu_s": round(statistics.median(with_), 3),
-               "paid_call_tagging_us": round(call_us, 1), "task_run_bookkeeping_us": round(run_us, 1)}
+               "paid_call_tagging_us": round(call_us, 1), "task_run_bookkeeping_us": round(run_us, 1),
+               "pool_checkout_without_us": round(plain_checkout_us, 1),
+               "pool_checkout_with_us": round(watched_checkout_us, 1),
+               "pool_checkout_added_us": round(watched_checkout_us - plain_checkout_us, 1)}
     results["start_added_cpu_s"] = round(results["start_with_cpu_s"] - results["start_without_cpu_s"], 3)
     for key, value in results.items():
         print(f"{key:<26} {value}")

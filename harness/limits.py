@@ -14,6 +14,8 @@ sees it). It returns::
                                                         # by the app's rule (optional; checks/live_attempts.py)
      "writes_name_attempt": bool}                       # every state write an attempt makes sets
                                                         # jobquake.attempt: one without it is no attempt's
+     "retries": {"backoff": seconds, "max_attempts": n}}  # a failed attempt's job is offered again after
+                                                        # backoff; given up after n attempts (checks/retries.py)
 
 recorded as one ``budget ok limits`` event. **Results** (config
 ``results_query``): SQL returning the app's saved paid-step results, one
@@ -52,7 +54,19 @@ def _check_shape(spec: str, declared: Any) -> dict[str, Any]:
         raise ConfigError(f"limits = {spec!r}: heartbeat_stale must be positive seconds, got {stale!r}", key="limits")
     return {"chains": {str(k): [[str(n), s] for n, s in layers] for k, layers in chains.items()},
             "step_blocked": blocked, "attempt_blocked": declared.get("attempt_blocked"), "heartbeat_stale": stale,
-            "writes_name_attempt": bool(declared.get("writes_name_attempt"))}
+            "writes_name_attempt": bool(declared.get("writes_name_attempt")),
+            **_retries(spec, declared.get("retries"))}
+
+
+def _retries(spec: str, retries: Any) -> dict[str, Any]:
+    """The declared retry policy, checked: {} when none."""
+    if retries is None:
+        return {}
+    if not isinstance(retries, Mapping) or not isinstance(retries.get("backoff"), (int, float)) \
+            or retries["backoff"] < 0 or not isinstance(retries.get("max_attempts"), int) or retries["max_attempts"] < 1:
+        raise ConfigError(f"limits = {spec!r}: retries must be {{'backoff': seconds >= 0, 'max_attempts': n >= 1}}, "
+                          f"got {retries!r}", key="limits")
+    return {"retries": {"backoff": float(retries["backoff"]), "max_attempts": int(retries["max_attempts"])}}
 
 
 def declared_limits(spec: str, time_scale: float, env: Mapping[str, str], root: Any = None) -> dict[str, Any]:

@@ -143,8 +143,10 @@ class Run:
             raise SettleTimeout(outcome)
         return outcome
 
-    def expect(self, **counts: int) -> None:
-        """Record what the scenario declared it makes (``paid_calls=0``, ``jobs=0``) for the checkers."""
+    def expect(self, **counts: float | str) -> None:
+        """Record what the scenario declared for the checkers: what it makes (``paid_calls=0``, ``jobs=0``),
+        and what a healed system keeps (``job_bound=s``, ``recovery_bound=s``, ``probe_state="done"``: see
+        ``harness.checks.recovery``)."""
         self.record.expected(**counts)
 
     # -- what collecting the evidence reads (harness.evidence.collect) ------------------

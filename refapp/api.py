@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
 
-from refapp import jobstatus, logs, settings, submit
+from refapp import budgets, jobstatus, logs, settings, submit
 from refapp.celery_app import TASK_SWEEP_OVERDUE, get_app
 from refapp.event_hub import EventHub
 from refapp.events import TERMINAL
@@ -29,7 +29,7 @@ log = logging.getLogger("refapp.api")
 
 HUB = web.AppKey("hub", EventHub)
 STREAMS = web.AppKey("streams", set)  # handler tasks of open event streams
-SAVES = web.AppKey("saves", set)  # background saves (mutant submit-acks-before-save only)
+SAVES = web.AppKey("saves", set)  # saves under way (also those the request stopped waiting for)
 CONFIG = web.AppKey("config", settings.Settings)
 KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream, so proxies keep it open
 
@@ -74,16 +74,74 @@ async def post_job(request: web.Request) -> web.Response:
         return _error(400, "the body is not JSON")
     try:
         sub = submit.check(body, request.app[CONFIG])
-        if mutant("submit-acks-before-save"):
-            return _answer_then_save(request.app, sub)
-        # the answer waits for the commit: a 202 means the job and its message are saved
-        job_id, created = await asyncio.to_thread(submit.submit, sub)
     except submit.Rejected as exc:
         return _error(exc.status, exc.message)
+    if mutant("submit-acks-before-save"):
+        return _answer_then_save(request.app, sub)
+    return await _save(request.app, sub)
+
+
+NOT_SAVED = "the job could not be saved; nothing was accepted, try again"
+
+
+async def _save(app: web.Application, sub: submit.Submission) -> web.Response:
+    """Save within ``submit_deadline`` and answer what the database holds: 202 only once it is committed,
+    503 only when nothing is (a save given up on at the deadline may no longer commit)."""
+    window = submit.SaveWindow()
+    saving = asyncio.ensure_future(asyncio.to_thread(submit.submit, sub, window))
+    app[SAVES].add(saving)
+    saving.add_done_callback(_forget_save(app))
+    try:
+        job_id, created = await asyncio.wait_for(asyncio.shield(saving), budgets.scaled("submit_deadline"))
+    except TimeoutError:
+        # mutant submit-timeout-keeps-saving: the answer says "not accepted" and the save goes on to commit
+        if mutant("submit-timeout-keeps-saving") or window.abandon():
+            log.error("submission not saved within %gs; told the user to try again",
+                      budgets.scaled("submit_deadline"))
+            return _error(503, "the job could not be saved in time; nothing was accepted, try again")
+        return await _committed(saving, sub, window)  # the commit had begun: its outcome is the answer
     except SQLAlchemyError as exc:
-        log.error("submission not saved: %s", exc)
-        return _error(503, "the job could not be saved; nothing was accepted, try again")
+        return await _after_error(exc, sub, window)
     return web.json_response({"job_id": job_id, "created": created}, status=202)
+
+
+async def _committed(saving: asyncio.Future, sub: submit.Submission, window: submit.SaveWindow) -> web.Response:
+    try:
+        job_id, created = await saving
+    except SQLAlchemyError as exc:
+        return await _after_error(exc, sub, window)
+    return web.json_response({"job_id": job_id, "created": created}, status=202)
+
+
+async def _after_error(exc: SQLAlchemyError, sub: submit.Submission, window: submit.SaveWindow) -> web.Response:
+    """The save raised. Before its COMMIT nothing is saved; at or after it, only the database can tell."""
+    if not window.committing or mutant("commit-error-answered-refused"):
+        # (mutant: an error at the commit is taken for "not saved", though the commit may have taken)
+        log.error("submission not saved: %s", exc)
+        return _error(503, NOT_SAVED)
+    job_id = submit.job_id_for(sub.project, sub.file)
+    try:
+        found = await asyncio.to_thread(jobstatus.describe, job_id)
+    except SQLAlchemyError as again:
+        log.error("submission %s: the commit failed (%s) and its outcome cannot be read (%s)", job_id, exc, again)
+        return _error(503, f"the job may or may not be saved; GET /jobs/{job_id} tells, or try again")
+    if found is None:
+        log.error("submission not saved: %s", exc)
+        return _error(503, NOT_SAVED)
+    log.warning("submission %s: the commit reported %s, but the job is saved", job_id, type(exc).__name__)
+    return web.json_response({"job_id": job_id, "created": None}, status=202)
+
+
+ROLLED_BACK = "rolled back"  # logged when a save the request gave up on ends without committing
+
+
+def _forget_save(app: web.Application):
+    def forget(task: asyncio.Future) -> None:
+        app[SAVES].discard(task)
+        error = None if task.cancelled() else task.exception()  # retrieved: never an unhandled error
+        if isinstance(error, submit.SaveAbandoned):
+            log.warning("%s: %s", ROLLED_BACK, error)
+    return forget
 
 
 def _answer_then_save(app: web.Application, sub: submit.Submission) -> web.Response:

@@ -46,8 +46,15 @@ BUDGETS: dict[str, Budget] = {
     "row_lock_wait": Budget(
         5, floor=0.2, reason="a sweep row locked longer than this is being edited: skip it, the next run "
                              "gets it; the sweep's 300 s are for rows, not for waiting on one"),
+    "submit_deadline": Budget(
+        30, floor=5.0, reason="a user waits on this answer and a load balancer gives up at 60 s: a save still "
+                              "running after this long is stuck, so the user is told to try again, and the save "
+                              "may no longer commit"),
     "db_pool_wait": Budget(
         30, floor=1.0, reason="a request or task waiting longer for a connection should fail loudly"),
+    "claim_retry_delay": Budget(
+        60, floor=1.0, reason="a task whose claim found the database gone (a restart, every slot taken) runs "
+                              "again after this pause; three of them outlast a restart"),
     "db_idle_in_transaction": Budget(
         30, floor=1.0, reason="an attempt's transaction waits on nothing but the database while it holds its "
                               "job's row; one idle this long is a frozen process's, whose lock would hold up "
@@ -78,8 +85,10 @@ BUDGETS: dict[str, Budget] = {
         60, floor=1.0, reason="the heartbeat renews this window every third of it; SQS counts whole seconds"),
     "sqs_attempt_cap": Budget(
         900, reason="the same as the batch hard limit: after that an SQS attempt is released for retry"),
+    # the floor: the backoff must stay well above the consumer's own latency from a release to the next
+    # claim (a receive, a claim: up to a second on a loaded machine), or a backoff looks like none
     "sqs_retry_backoff": Budget(
-        30, floor=1.0, reason="a failed attempt waits this long before the queue offers it again"),
+        30, floor=2.0, reason="a failed attempt waits this long before the queue offers it again"),
     "relay_poll": Budget(
         5, floor=0.5, reason="a row written while the relay's listener was down waits at most this long; "
                              "a written row wakes the relay at once (outbox_wakeups)"),

@@ -59,6 +59,22 @@ MUTANTS: dict[str, str] = {
     "give-up-relabels-timeout": "a job given up after attempts that timed out is labelled 'error:', not 'timeout:'",
     "progress-off-by-one": "'timed out after i of n' counts the item in flight as finished",
     "sweep-progress-skips-failed": "a timed-out sweep's reason counts the rows it marked but not the rows that failed",
+    # -- final means final
+    "sweeper-resends-finished": "the sweeper handles a job it listed without checking again, under the row lock, that it still needs rescuing",
+    "redelivery-retries-failed-job": "a message that comes back for a job that failed by a timeout runs the job again",
+    # -- a refused submission leaves nothing behind
+    "submit-timeout-keeps-saving": "the API answers 503 at its deadline but lets the save it stopped waiting for commit",
+    "commit-error-answered-refused": "an error at the submission's COMMIT is answered 503 without looking whether the job was saved",
+    # -- connections and transactions are returned
+    "row-transaction-leaks-on-error": "a sweep row that raises leaves its transaction open and its connection checked out",
+    "duplicate-claim-leaks-connection": "a refused claim returns without closing its connection",
+    # -- retries keep their spacing and their budget
+    "retry-without-backoff": "an SQS attempt that failed gives its message back at once instead of after the backoff",
+    "give-up-one-early": "the SQS consumer gives up on the delivery of the last attempt instead of the one after it",
+    "retry-any-exception": "the Celery task retries whatever escapes it, the soft time limit included",
+    # -- recovery within a bound, no capacity lost
+    "abandoned-attempt-keeps-slot": "an SQS attempt abandoned at its cap keeps its consumer slot for good",
+    "consumer-slot-lost-on-error": "a message whose handling raised never gives its consumer slot back",
 }
 
 

@@ -79,9 +79,9 @@ class Consumer:
             if not messages:
                 slots.release()
                 continue
-            task = asyncio.create_task(self._handle_safely(messages[0]))
+            task = asyncio.create_task(self._handle_safely(messages[0], slots))
             self.tasks.add(task)
-            task.add_done_callback(lambda t: (self.tasks.discard(t), slots.release()))
+            task.add_done_callback(self.tasks.discard)
 
     async def close(self) -> None:
         for task in list(self.tasks):
@@ -110,15 +110,23 @@ class Consumer:
             return []
         return answer.get("Messages", [])
 
-    async def _handle_safely(self, message: dict[str, Any]) -> None:
+    async def _handle_safely(self, message: dict[str, Any], slots: asyncio.Semaphore) -> None:
+        """Handle one message, then give its slot back whatever happened: a lost slot is lost for good."""
+        kept = False
         try:
-            await self._handle(message)
+            kept = await self._handle(message)
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - one bad message must not stop the consumer
             log.exception("message %s could not be handled; it will come back", message.get("MessageId"))
+            # the wrong shape: the slot goes back only once a message was handled
+            kept = mutant("consumer-slot-lost-on-error")
+        finally:
+            if not kept:
+                slots.release()
 
-    async def _handle(self, message: dict[str, Any]) -> None:
+    async def _handle(self, message: dict[str, Any]) -> bool:
+        """Handle one message; True only where its slot stays taken (a wrong shape)."""
         receipt = message["ReceiptHandle"]
         job_id = json.loads(message["Body"])["job_id"]
         receives = int(message["Attributes"]["ApproximateReceiveCount"])
@@ -132,13 +140,9 @@ class Consumer:
             log.info("job %s: message back while attempt %s runs here; renewed under the new receipt",
                      job_id, held.attempt)
             held.handle = receipt
-            return
-        if receives > self.config.max_attempts:
-            if await asyncio.to_thread(jobstore.give_up, job_id) or not await self._in_hand(job_id):
-                await self._delete(receipt)
-            else:  # a duplicate of a live attempt elsewhere: its message is its retry, keep it
-                await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
-            return
+            return False
+        if receives >= self.config.max_attempts and await self._gave_up(job_id, receipt, receives):
+            return False
         attempt, why = await asyncio.to_thread(jobstore.claim, job_id, "sqs")
         if attempt is None and why.startswith(jobstore.IN_HAND):
             # Maybe this very message, redelivered because the live attempt's window lapsed
@@ -146,11 +150,11 @@ class Consumer:
             # Hand it back for later; by then the job is finished (deleted then) or stale.
             log.info("job %s: not now (%s)", job_id, why)
             await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
-            return
+            return False
         if attempt is None:
             log.info("job %s: nothing to do (%s)", job_id, why)
             await self._delete(receipt)
-            return
+            return False
         # A failed attempt always goes back to the queue: the next delivery past
         # max_attempts is where the code gives up (see sqs_queues).
         held = self.running[job_id] = _Receipt(receipt, attempt.token)
@@ -158,11 +162,39 @@ class Consumer:
             outcome = await self._run(attempt, held, may_retry=True)
         finally:
             self._forget(held, job_id)
+        if outcome is None:
+            # abandoned at the cap (its message already released); its thread may run on a while. The wrong
+            # shape: the thread keeps the slot, to give it back when it ends, and nothing ever does
+            return mutant("abandoned-attempt-keeps-slot")
         if outcome == "retry":
-            await self._release(held.handle, round(budgets.scaled("sqs_retry_backoff")))
-        elif outcome is not None:
+            await self._release(held.handle, self._backoff())
+        else:
             await asyncio.to_thread(failpoint, CONSUMER_BEFORE_DELETE, **attempt.context(outcome=outcome))
             await self._delete(held.handle)
+        return False
+
+    async def _gave_up(self, job_id: str, receipt: str, receives: int) -> bool:
+        """The delivery after the code's last attempt fails the job, once the job had every attempt; True
+        when this delivery is settled (given up, or left to a live attempt), False when it runs an attempt."""
+        limit = self.config.max_attempts
+        last_attempts_own = receives == limit  # the code gives up on the delivery after it
+        if last_attempts_own and not mutant("give-up-one-early"):
+            return False
+        # the wrong shape (give-up-one-early): the delivery of the last attempt gives up after one attempt fewer
+        given = await asyncio.to_thread(jobstore.give_up, job_id, limit - 1 if last_attempts_own else limit)
+        if given is None:
+            return False  # deliveries that found the job in hand used receives, not attempts: run the next one
+        if given or not await self._in_hand(job_id):
+            await self._delete(receipt)
+        else:  # a duplicate of a live attempt elsewhere: its message is its retry, keep it
+            await self._release(receipt, round(budgets.scaled("sqs_retry_backoff")))
+        return True
+
+    def _backoff(self) -> int:
+        """Seconds a job given back by a failed attempt waits before the queue offers it again."""
+        if mutant("retry-without-backoff"):
+            return 0  # the wrong shape: "let the queue offer it again at once"; a short outage eats every attempt
+        return round(budgets.scaled("sqs_retry_backoff"))
 
     async def _in_hand(self, job_id: str) -> bool:
         return await asyncio.to_thread(jobstore.in_hand, job_id)
@@ -178,9 +210,11 @@ class Consumer:
                 work = asyncio.get_running_loop().run_in_executor(self.executor, work_fn)
             return await asyncio.wait_for(work, timeout=self._cap())
         except TimeoutError:
+            await self._stop_renewing(receipt)  # before the release, or a late renewal would shorten its backoff
             await self._abandon(attempt, receipt)
             return None
         finally:
+            await self._stop_renewing(receipt)
             heartbeat.cancel()
 
     def _cap(self) -> float | None:
@@ -197,7 +231,7 @@ class Consumer:
             await asyncio.to_thread(jobstore.requeue, attempt, reason)
         log.warning("job %s: %s", attempt.job_id, reason)
         self._forget(receipt, attempt.job_id)  # before the release: the next delivery is a new attempt's
-        await self._release(receipt.handle, 0)
+        await self._release(receipt.handle, self._backoff())  # a failed attempt like any other
 
     async def _keep_alive(self, attempt: Attempt, receipt: _Receipt) -> None:
         """Extend the message's visibility and the job's heartbeat while the attempt runs."""
@@ -206,8 +240,11 @@ class Consumer:
             await asyncio.sleep(window / 3)
             try:
                 await asyncio.to_thread(failpoint, CONSUMER_HEARTBEAT, **attempt.context())
-                await asyncio.to_thread(sqs_queues.client().change_message_visibility,
-                                        QueueUrl=self.url, ReceiptHandle=receipt.handle, VisibilityTimeout=window)
+                async with receipt.lock:  # a renewal under way ends before the message is released
+                    if not receipt.renewing:
+                        return
+                    await asyncio.to_thread(sqs_queues.client().change_message_visibility, QueueUrl=self.url,
+                                            ReceiptHandle=receipt.handle, VisibilityTimeout=window)
                 if mutant("sqs-heartbeat-message-only"):
                     continue  # the wrong shape: the queue knows the attempt lives, the sweeper does not
                 # the job's heartbeat too: the sweeper reads it, not the queue
@@ -216,6 +253,11 @@ class Consumer:
                     return
             except Exception as exc:  # noqa: BLE001 - one missed beat is survivable
                 log.warning("job %s: heartbeat failed: %s", attempt.job_id, exc)
+
+    async def _stop_renewing(self, receipt: _Receipt) -> None:
+        """No renewal of the message after this returns: one under way has ended (the release's backoff stands)."""
+        async with receipt.lock:
+            receipt.renewing = False
 
     def _forget(self, held: _Receipt, job_id: str) -> None:
         if self.running.get(job_id) is held:
@@ -241,6 +283,8 @@ class _Receipt:
 
     handle: str
     attempt: int
+    renewing: bool = True  # the heartbeat may still extend the message's visibility
+    lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
 
 
 async def _slot_or_stop(slots: asyncio.Semaphore, stop: asyncio.Event) -> bool:

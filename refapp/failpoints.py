@@ -39,6 +39,7 @@ CONSUMER_QUEUES_GONE = "consumer.queues_gone"     # a receive found no queue; be
 
 # -- abandoned-job sweeper -----------------------------------------------------------
 SWEEPER_TICK = "sweeper.tick"                     # start of each sweeper pass
+SWEEPER_LISTED = "sweeper.listed"                 # a job the pass listed, before it is locked and handled
 SWEEPER_BEFORE_RESEND = "sweeper.before_resend"   # a stale job is about to be sent again
 
 # every name above, for scenarios that sweep them all

@@ -75,21 +75,43 @@ def claim(job_id: str, route: str) -> tuple[Attempt | None, str]:
     used up its attempts goes to ``needs_human``.
     """
     stale = older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale"))
-    with engine().begin() as conn:
-        row = _take(conn, job_id, sa.or_(jobs.c.state == QUEUED, sa.and_(jobs.c.state == RUNNING, stale)))
-        if row is None and mutant("consumer-not-idempotent"):
-            row = _take(conn, job_id, sa.true())  # the wrong shape: nobody asks whether it is done or in hand
-        elif row is None and mutant("claim-steals-live-job"):
-            # the wrong shape: "a redelivered message means the last attempt died"
-            row = _take(conn, job_id, jobs.c.state.in_((QUEUED, RUNNING)))
-        if row is None:
-            why, event = _why_not_claimed(conn, job_id, stale)
+    conn = engine().connect()
+    try:
+        with conn.begin():
+            row, why, event = _claim_in(conn, job_id, stale)
+    except BaseException:
+        conn.close()
+        raise
     if row is None:
+        if not mutant("duplicate-claim-leaks-connection"):
+            conn.close()
+        # (the wrong shape: a refused claim returns early, leaving its connection to the garbage collector)
         if event:
             events.publish(event)
         return None, why
+    conn.close()
     events.publish(events.job_event(job_id, RUNNING, row.reason, row.attempt))
     return Attempt(job_id=job_id, token=row.attempt, route=route), "claimed"
+
+
+def _claim_in(conn: Connection, job_id: str,
+              stale: sa.ColumnElement[bool]) -> tuple[sa.Row | None, str, dict[str, Any] | None]:
+    """Inside the claim's transaction: (the claimed row, "claimed", None) or (None, why not, event to send)."""
+    row = _take(conn, job_id, sa.or_(jobs.c.state == QUEUED, sa.and_(jobs.c.state == RUNNING, stale)))
+    if row is None and mutant("consumer-not-idempotent"):
+        row = _take(conn, job_id, sa.true())  # the wrong shape: nobody asks whether it is done or in hand
+    elif row is None and mutant("claim-steals-live-job"):
+        # the wrong shape: "a redelivered message means the last attempt died"
+        row = _take(conn, job_id, jobs.c.state.in_((QUEUED, RUNNING)))
+    if row is not None:
+        return row, "claimed", None
+    why, event = _why_not_claimed(conn, job_id, stale)
+    if why == f"already {FAILED}" and mutant("redelivery-retries-failed-job"):
+        # the wrong shape: "a job that only timed out deserves another go when its message comes back"
+        row = _take(conn, job_id, sa.and_(jobs.c.state == FAILED, jobs.c.reason.startswith("timeout")))
+        if row is not None:
+            return row, "claimed", None
+    return None, why, event
 
 
 def _take(conn: Connection, job_id: str, takeable: sa.ColumnElement[bool]) -> sa.Row | None:
@@ -186,13 +208,14 @@ def in_hand(job_id: str) -> bool:
         return found.first() is not None
 
 
-def give_up(job_id: str) -> bool:
-    """Fail a job whose queue delivered it more often than the code allows; False if not ours to fail.
+def give_up(job_id: str, after: int) -> bool | None:
+    """Fail a job whose queue delivered it more often than the code allows, once it had ``after`` attempts.
 
-    A job finished, or running under a live attempt, is left alone. The
-    reason keeps the label (``timeout`` / ``error``) of the last failure and
-    counts the attempts that ran, which can be fewer than the deliveries (a
-    delivery that found the job in hand was handed back, not attempted).
+    True when it was failed; None while it has attempts left (a delivery
+    that found the job in hand used up a receive, not an attempt: this one
+    runs the next attempt instead); False when it is not ours to fail (it
+    finished, or runs under a live attempt). The reason keeps the label
+    (``timeout`` / ``error``) of the last failure.
     """
     fresh_run = sa.and_(jobs.c.state == RUNNING,
                         sa.not_(older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale"))))
@@ -200,6 +223,8 @@ def give_up(job_id: str) -> bool:
         job = get_job(conn, job_id)
         if job is None or job["state"] in TERMINAL:
             return False
+        if job["attempt"] < after:
+            return None
         last = job["reason"] or "no reason recorded"
         # the last attempt's label carries over: attempts that timed out end as a timeout
         label = "timeout" if last.startswith("timeout") and not mutant("give-up-relabels-timeout") else "error"

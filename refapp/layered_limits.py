@@ -40,7 +40,10 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
     ``heartbeat_stale`` the age past which a heartbeat means a dead attempt
     (the claim's and the sweeper's rule); ``writes_name_attempt``: every
     state write of an attempt names it (``Attempt.writes_as``), so a write
-    that names none is the sweeper's, a claim's or the API's.
+    that names none is the sweeper's, a claim's or the API's; ``retries``:
+    an attempt that gave its job back (the SQS path) is followed by the next
+    one no sooner than ``sqs_retry_backoff``, and a job is given up after
+    ``max_attempts`` attempts.
     """
     config = settings.load(os.environ if env is None else env)
     if time_scale is not None:
@@ -65,4 +68,5 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
         }
         deadline = model_client.model_deadline()  # one call per step and attempt, each within it
         return {"chains": chains, "step_blocked": deadline * config.max_attempts, "attempt_blocked": deadline,
-                "heartbeat_stale": scaled("heartbeat_stale"), "writes_name_attempt": True}
+                "heartbeat_stale": scaled("heartbeat_stale"), "writes_name_attempt": True,
+                "retries": {"backoff": float(round(scaled("sqs_retry_backoff"))), "max_attempts": config.max_attempts}}

@@ -6,10 +6,17 @@ outbox message are written in one transaction, so an accepted job always
 has a message on its way (the relay sends it) and a failed request leaves
 neither. The job id comes from (project, file): the same upload submitted
 twice is the same job, and the second submission starts nothing.
+
+The answer must agree with the database: a request that gives up waiting
+(``submit_deadline``) tells the user "not accepted", so the save it gave up
+on may no longer commit. ``SaveWindow`` is where the request and the saving
+thread agree on that: the save commits only if the request has not given
+up, and once the commit has begun the request waits for it instead.
 """
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +39,41 @@ class Rejected(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class SaveAbandoned(Exception):
+    """The request gave up on this save before it committed: it was rolled back, nothing is saved."""
+
+
+class SaveWindow:
+    """Whether a save may still commit: the waiting request and the saving thread agree on one outcome."""
+
+    OPEN, COMMITTING, ABANDONED = "open", "committing", "abandoned"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.state = self.OPEN
+
+    def begin_commit(self) -> bool:
+        """Called by the save right before COMMIT; False when the request already gave up on it."""
+        with self._lock:
+            if self.state == self.ABANDONED:
+                return False
+            self.state = self.COMMITTING
+            return True
+
+    def abandon(self) -> bool:
+        """Called by the request at its deadline; False when the commit has begun (its outcome stands)."""
+        with self._lock:
+            if self.state == self.COMMITTING:
+                return False
+            self.state = self.ABANDONED
+            return True
+
+    @property
+    def committing(self) -> bool:
+        """The save reached its COMMIT: after an error there, whether it took is unknown until looked up."""
+        return self.state == self.COMMITTING
 
 
 @dataclass(frozen=True)
@@ -98,15 +140,21 @@ def _csv_rows(body: dict[str, Any]) -> tuple[str, ...]:
     return tuple(lines[1:])
 
 
-def submit(sub: Submission) -> tuple[str, bool]:
-    """Save the job (and its message, in the same transaction); (job id, newly created)."""
+def submit(sub: Submission, window: SaveWindow | None = None) -> tuple[str, bool]:
+    """Save the job (and its message, in the same transaction); (job id, newly created).
+
+    SaveAbandoned (rolled back) when ``window`` was abandoned before the commit.
+    """
     job_id = job_id_for(sub.project, sub.file)
+    window = window or SaveWindow()
     with engine().begin() as conn:
         created = jobstore.insert_job(conn, job_id=job_id, project=sub.project, file=sub.file,
                                       user=sub.user, kind=sub.kind, route=sub.route, payloads=sub.payloads)
         if created and not mutant("dual-write"):
             jobstore.add_outbox(conn, job_id, sub.route, dispatch=1)
         failpoint(SUBMIT_BEFORE_COMMIT, job_id=job_id)
+        if not window.begin_commit():  # the user was told "not accepted": leave nothing behind
+            raise SaveAbandoned(f"job {job_id}: the request stopped waiting before the commit; rolled back")
     failpoint(SUBMIT_AFTER_JOB_WRITE, job_id=job_id)
     if created and mutant("dual-write"):
         _enqueue_separately(job_id)

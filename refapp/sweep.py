@@ -97,8 +97,19 @@ def _row_transaction(shared: Connection | None) -> Iterator[Connection]:
     if shared is not None:
         yield shared  # the wrong shape: one failed statement aborts every row after it
         return
-    with engine().begin() as conn:
+    conn = engine().connect()
+    transaction = conn.begin()
+    try:
         yield conn
+        transaction.commit()
+    except BaseException:
+        if mutant("row-transaction-leaks-on-error"):
+            # the wrong shape: a failed row's transaction, and the row lock it holds, stay open and its
+            # connection checked out until the garbage collector gets to them
+            raise
+        conn.close()  # rolls the row back and gives the connection back
+        raise
+    conn.close()
 
 
 def run_overdue_sweep() -> dict[str, object]:

@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from refapp import budgets, events, jobstore, settings
 from refapp.attempt import NEEDS_HUMAN, QUEUED, RUNNING
 from refapp.db import NOW, engine, jobs, outbox
-from refapp.failpoints import SWEEPER_BEFORE_RESEND, SWEEPER_TICK, failpoint
+from refapp.failpoints import SWEEPER_BEFORE_RESEND, SWEEPER_LISTED, SWEEPER_TICK, failpoint
 from refapp.loop import run_until_signalled
 from refapp.mutants import mutant
 
@@ -60,6 +60,7 @@ def sweep_once() -> SweepReport:
     if candidates and mutant("no-sweeper"):
         return report  # the wrong shape: what the pass found is never acted on
     for job_id in candidates:
+        failpoint(SWEEPER_LISTED, job_id=job_id)
         _handle(job_id, report)
     return report
 
@@ -68,9 +69,10 @@ def _handle(job_id: str, report: SweepReport) -> None:
     """Re-send one abandoned job, or give it to a person; skip it if it changed meanwhile."""
     config = settings.get()
     with engine().begin() as conn:
-        job = conn.execute(sa.select(jobs, _stale_running().label("stale"))
-                           .where(jobs.c.id == job_id, sa.or_(_stale_running(), _lost_queued()))
-                           .with_for_update(of=jobs, skip_locked=True)).mappings().first()
+        # the listing is already old: only the row, locked, says whether the job still needs rescuing
+        job = _locked(conn, job_id, sa.or_(_stale_running(), _lost_queued()))
+        if job is None and mutant("sweeper-resends-finished"):
+            job = _locked(conn, job_id, sa.true())  # the wrong shape: "it was on the list", so it is handled
         if job is None:
             return
         if job["stale"]:
@@ -93,6 +95,12 @@ def _handle(job_id: str, report: SweepReport) -> None:
             report.resent.append(job_id)
     log.warning("job %s: %s", job_id, reason)
     events.publish(events.job_event(job_id, state, reason, job["attempt"]))
+
+
+def _locked(conn: sa.Connection, job_id: str, still: sa.ColumnElement[bool]) -> sa.RowMapping | None:
+    """The job's row, locked, if it matches ``still`` and nobody else holds it."""
+    return conn.execute(sa.select(jobs, _stale_running().label("stale")).where(jobs.c.id == job_id, still)
+                        .with_for_update(of=jobs, skip_locked=True)).mappings().first()
 
 
 def serve(stop: threading.Event) -> None:

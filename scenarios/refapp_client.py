@@ -58,13 +58,14 @@ class RefApp:
         try:
             answer = self.http.post("/jobs", json=body)
         except httpx.HTTPError as exc:
-            record.submission(None, accepted=None, error=repr(exc))  # the answer was lost
+            record.submission(None, accepted=None, error=repr(exc), project=project, file=file)  # the answer was lost
             raise
         job_id = answer.json().get("job_id") if answer.is_success else None
-        if answer.is_success:  # the answer names its upload too: no pairing with its request needed
+        if answer.is_success:  # every answer names its upload: each pairs with its request
             record.submission(job_id, status=answer.status_code, project=project, file=file)
         else:
-            record.submission(None, accepted=False, error=f"HTTP {answer.status_code}", status=answer.status_code)
+            record.submission(None, accepted=False, error=f"HTTP {answer.status_code}", status=answer.status_code,
+                              project=project, file=file)
         if expect is not None:
             assert answer.status_code == expect, f"POST /jobs answered {answer.status_code}: {answer.text}"
         return job_id
@@ -74,6 +75,12 @@ class RefApp:
         answer = self.http.get(f"/jobs/{job_id}")
         answer.raise_for_status()
         return cast("dict[str, Any]", answer.json())
+
+    def cancel(self, job_id: str) -> str:
+        """POST /jobs/{id}/cancel, as the user's "stop" button: the state the API answers with."""
+        answer = self.http.post(f"/jobs/{job_id}/cancel")
+        answer.raise_for_status()
+        return str(answer.json()["state"])
 
     def wait_for(self, job_id: str, *states: str, timeout: float = 20.0) -> dict[str, Any]:
         """Poll the job until it is in one of ``states`` (default: any terminal state).

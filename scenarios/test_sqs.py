@@ -99,7 +99,9 @@ def test_an_attempt_released_at_the_cap_pays_for_nothing_afterwards(jq: Run, ref
 
 
 @pytest.mark.catches("dlq-before-code-limit", invariant="every_job_terminal")
-@pytest.mark.jobquake(settle=False)  # the scenario settles itself, within the bound its story sets
+@pytest.mark.catches("give-up-one-early", invariant="retries_keep_spacing_and_budget")
+@pytest.mark.jobquake(settle=False,  # the scenario settles itself, within the bound its story sets
+                      checks=["retries_keep_spacing_and_budget"])
 def test_a_job_that_always_fails_is_given_up_by_the_code_not_the_queue(jq: Run, refapp: RefApp) -> None:
     """Every model call fails; after the last attempt the job must end ``failed``, not vanish into the DLQ.
 

@@ -39,7 +39,9 @@ START_WITHIN_S = 20.0     # the sweep task is queued behind nothing: it starts w
 
 
 @pytest.mark.catches("sweep-no-isolation", invariant="sweep_complete")
-@pytest.mark.jobquake(checks=["sweep_complete"], expect_jobs=0, expect_paid_calls=0)  # a sweep: no jobs, no model
+@pytest.mark.catches("row-transaction-leaks-on-error", invariant="connections_returned")
+@pytest.mark.jobquake(checks=["sweep_complete", "connections_returned"],
+                      expect_jobs=0, expect_paid_calls=0)  # a sweep: no jobs, no model
 def test_a_poison_row_is_counted_and_the_sweep_goes_on(jq: Run, refapp: RefApp) -> None:
     logs = sweeps.worker_log_marks(jq)
 

@@ -12,7 +12,8 @@ Public API:
 * ``faults_landed``: every injected fault shows in the app's evidence that it took
   effect (``landed.py``); the plugin runs it whenever a scenario injects a fault.
 * The shipped checkers (one module each) and ``GLOBAL_INVARIANTS``,
-  ``ALL_CHECKERS``, ``CHECKERS`` (by name), ``checkers_by_name`` (``registry.py``).
+  ``ALL_CHECKERS``, ``CHECKERS`` (by name), ``checkers_by_name``, ``evidence(name)``
+  (what each invariant reads, ``registry.py``).
 * ``format_failure(verdict, artifacts_path, seed, nodeid=None) -> str``,
   ``violation_error(verdict, artifacts_path, seed, nodeid=None, unknown_fails=False)`` ->
   ``InvariantViolation`` / ``InvariantUnknown`` | ``ExceptionGroup`` | None (``failure.py``).
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from harness.checks.billing import no_double_billing
 from harness.checks.budgets import effective_budget, query_budget
+from harness.checks.connections import connections_returned
 from harness.checks.dead_attempts import no_effect_from_dead_attempt
 from harness.checks.deadline import deadline_honoured
 from harness.checks.done_steps import no_paid_call_for_done_step
@@ -41,6 +43,9 @@ from harness.checks.nesting import limits_nest
 from harness.checks.overlap import no_overlapping_attempts
 from harness.checks.provenance import results_have_provenance
 from harness.checks.reasons import reasons_match_evidence
+from harness.checks.recovery import recovers_within_bound
+from harness.checks.refused import refused_submission_leaves_nothing
+from harness.checks.retries import retries_keep_spacing_and_budget
 from harness.checks.registry import ALL_CHECKERS, CHECKERS, GLOBAL_INVARIANTS, checkers_by_name
 from harness.checks.result import UNKNOWN, Result, Verdict, merge_valid
 from harness.checks.runner import Checker, checker_name, invariant, run_checks
@@ -71,4 +76,8 @@ __all__ = [
     "no_live_attempt_taken",
     "soft_limit_honoured",
     "no_interference",
+    "connections_returned",
+    "refused_submission_leaves_nothing",
+    "retries_keep_spacing_and_budget",
+    "recovers_within_bound",
 ]

@@ -15,6 +15,11 @@ from __future__ import annotations
 from typing import Iterable
 
 from harness.checks.budgets import query_budget
+from harness.checks.connections import CONNECTIONS, connections_returned
+from harness.checks.recovery import BOUNDS, recovers_within_bound
+from harness.checks.refused import REFUSALS, refused_submission_leaves_nothing
+from harness.checks.retries import RETRIED, retries_keep_spacing_and_budget
+from harness.checks.terminal_final import FINAL_STATES, terminal_is_final
 from harness.checks.end_to_end import STEP_BOUND, end_to_end_deadline
 from harness.checks.live_attempts import HEARTBEATS, STALE_AFTER, no_live_attempt_taken
 from harness.checks.needs import PAID_CALLS, Missing, Need
@@ -50,6 +55,11 @@ WHERE_EVIDENCE: tuple[tuple[Checker, tuple[Need, ...]], ...] = (
     (no_live_attempt_taken, (HEARTBEATS, STALE_AFTER)),
     (soft_limit_honoured, (WORKER_LOGS,)),
     (no_interference, (CONTROL_STATE,)),
+    (connections_returned, (CONNECTIONS,)),
+    (terminal_is_final, (FINAL_STATES,)),
+    (refused_submission_leaves_nothing, (REFUSALS,)),
+    (retries_keep_spacing_and_budget, (RETRIED,)),
+    (recovers_within_bound, (BOUNDS,)),
 )
 GENERIC_INVARIANTS: tuple[Checker, ...] = tuple(checker for checker, _ in WHERE_EVIDENCE)
 

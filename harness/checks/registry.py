@@ -15,7 +15,8 @@ from harness.checks.done_steps import no_paid_call_for_done_step
 from harness.checks.deadline import deadline_honoured
 from harness.checks.landed import faults_landed
 from harness.checks.overlap import no_overlapping_attempts
-from harness.checks.runner import Checker, checker_name
+from harness.checks.needs import Need
+from harness.checks.runner import Checker, checker_name, checker_needs
 from harness.checks.status_events import status_events_consistent
 from harness.checks.submissions import no_lost_submission
 from harness.checks.sweep import sweep_complete
@@ -32,6 +33,10 @@ from harness.checks.writer_attempt import writes_by_current_attempt
 from harness.checks.live_attempts import no_live_attempt_taken
 from harness.checks.time_limits import soft_limit_honoured
 from harness.checks.interference import no_interference
+from harness.checks.connections import connections_returned
+from harness.checks.recovery import recovers_within_bound
+from harness.checks.refused import refused_submission_leaves_nothing
+from harness.checks.retries import retries_keep_spacing_and_budget
 
 GLOBAL_INVARIANTS: tuple[Checker, ...] = (every_job_terminal, no_double_billing, no_lost_submission)
 
@@ -60,6 +65,10 @@ ALL_CHECKERS: tuple[Checker, ...] = (
     no_live_attempt_taken,
     soft_limit_honoured,
     no_interference,
+    connections_returned,
+    refused_submission_leaves_nothing,
+    retries_keep_spacing_and_budget,
+    recovers_within_bound,
 )
 
 CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}
@@ -73,3 +82,9 @@ def checkers_by_name(names: Iterable[str]) -> list[Checker]:
             raise KeyError(f"no checker named {name!r}; known: {', '.join(CHECKERS)}")
         found.append(CHECKERS[name])
     return found
+
+
+def evidence(name: str) -> tuple[Need, ...]:
+    """What the invariant ``name`` reads, as it declares it (each ``Need``: a name and a description), for
+    the generated reference; KeyError naming the choices for an unknown name."""
+    return checker_needs(checkers_by_name([name])[0])

@@ -28,9 +28,14 @@ readers.
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+import psycopg
+
+from harness.evidence.connections import (DEFAULT_GRACE_S, HeldCheckout, IdleSession, app_sessions, backend_pids,
+                                          checkouts_out, idle_in_transaction, outlasting, pools_used)
 from harness.evidence.derive import attempt_deaths
 from harness.evidence.events import events_from_attempt_deaths, events_from_hard_limit_kills
 from harness.evidence.worker_logs import hard_limit_kills as kills_in_log, tasks_received
@@ -57,6 +62,7 @@ class Run(Protocol):
     job_logs: Any  # harness.evidence.job_logs.JobLogs
     artifacts: Path
     opened: float
+    settle_outcome: Any  # harness.pending.SettleOutcome | None: the last settle's
 
     @property
     def database_dsn(self) -> str: ...
@@ -146,8 +152,33 @@ def saved_results(run: Run) -> None:
                                             **committed_data(rest[0] if rest else None, to_monotonic)})
 
 
+def held_connections(run: Run, grace: float = DEFAULT_GRACE_S) -> None:
+    """Once the run settled: each app process's pool check-outs still out (``connection fail held``) and its
+    database sessions idle in a transaction (``connection fail idle_in_transaction``); a run that did not
+    settle is not read, since its work may still hold what it took."""
+    if run.settle_outcome is None or not run.settle_outcome.settled:
+        return
+    instrument = getattr(run.stack, "instrument", None)
+    pids: list[int] = []
+    if instrument is not None:
+        held = outlasting(lambda: checkouts_out(instrument.pools(), run.opened), HeldCheckout.key, grace)
+        pools = instrument.pools()
+        used, pids = pools_used(pools, run.opened), backend_pids(pools)
+        read(run, v.POOL_SOURCE, len(used), processes=used)
+        for checkout in held:
+            run.history.record(v.CONNECTION, "fail", v.HELD, data=asdict(checkout))
+    try:
+        seen = app_sessions(run.database_dsn, pids)
+        idle = outlasting(lambda: idle_in_transaction(app_sessions(run.database_dsn, pids)), IdleSession.key, grace)
+    except psycopg.Error:  # the database is not there to ask: that half of the evidence is missing
+        return
+    read(run, v.SESSION_SOURCE, len(seen))
+    for session in idle:
+        run.history.record(v.CONNECTION, "fail", v.IDLE_IN_TRANSACTION, data=asdict(session))
+
+
 SOURCES: list[Source] = [paid_calls, failpoint_triggers, instrumentation, job_logs, hard_limit_kills,
-                         wall_clock_steps, app_limits, saved_results, control_state]
+                         wall_clock_steps, app_limits, saved_results, held_connections, control_state]
 
 
 def final_snapshot(run: Run) -> Snapshot:

@@ -25,6 +25,7 @@ __all__ = ["CHECKOUT_ERRORS", "HoldDatabaseConnections", "PoisonRow", "SPARE", "
 
 TOO_MANY_CONNECTIONS = "53300"  # SQLSTATE of both "too many clients" and "slots are reserved"
 SPARE = 5  # connections tried beyond max_connections before giving up
+HEAL_LOCK_WAIT_S = 5  # a poison row an app transaction still holds after this is left where it is
 # what the app logs when it cannot get a connection (the evidence that the exhaustion reached it)
 CHECKOUT_ERRORS = r"too many clients|remaining connection slots|QueuePool limit|connection slots are reserved"
 
@@ -192,7 +193,13 @@ class PoisonRow(Fault):
             return {"deleted": 0}
         where, values = self._where()
         with psycopg.connect(self.run.database_dsn, autocommit=True, connect_timeout=5) as conn:
-            deleted = conn.execute(sql.SQL("DELETE FROM {} WHERE {}").format(self._table(), where),
-                                   values).rowcount
+            # a transaction the app never ended may hold the row for ever: the heal must not wait for ever
+            conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(f"{HEAL_LOCK_WAIT_S}s")))
+            try:
+                deleted = conn.execute(sql.SQL("DELETE FROM {} WHERE {}").format(self._table(), where),
+                                       values).rowcount
+            except psycopg.errors.LockNotAvailable:
+                self.identity = None  # left to go with the test's database
+                return {"deleted": 0, "left": f"locked by another transaction for over {HEAL_LOCK_WAIT_S}s"}
         self.identity = None
         return {"deleted": deleted}

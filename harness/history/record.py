@@ -67,6 +67,7 @@ class Record:
             raise ValueError(f"worker lifecycle event {what!r}; known: {', '.join(v.WORKER_LIFECYCLE)}")
         return self.history.record(v.WORKER, "ok", what, data={"worker": worker, "pid": pid, **data})
 
-    def expected(self, **counts: int) -> Event:
-        """What the scenario declared it makes (``paid_calls=0``, ``jobs=0``), for the checkers' evidence needs."""
+    def expected(self, **counts: float | str) -> Event:
+        """What the scenario declared it makes (``paid_calls=0``, ``jobs=0``) or a healed system keeps
+        (``job_bound=s``, ``recovery_bound=s``, ``probe_state="done"``), for the checkers' evidence needs."""
         return self.history.record(v.HARNESS, "ok", v.EXPECT, data=counts)

@@ -51,6 +51,17 @@ instrument invoke task                 {pid, task, task_id, retries, redelivered
            ok     task                 {pid, task, task_id, state} it ended
            fail   job_id_from          {pid, task, task_id, expression, error}
                                         the job id was not where config says
+           ok     connection_collected {pid, process, site, since, held_s, backend_pid}
+                                        a pooled connection the code never gave back was
+                                        returned by the garbage collector
+           ok     retry                {task, task_id, retries, cause, due_in_s, max_retries,
+                                        default_retry_delay, retry_backoff}  a Celery task
+                                        asked to be retried (``cause``: the exception's class)
+connection fail   held                 {pid, process, since, site, backend_pid}  still
+                                        checked out of an app process's pool at the verdict
+           fail   idle_in_transaction  {backend_pid, application, idle_s, transaction_s, locks,
+                                        query}  an app session in an open transaction at the
+                                        verdict, holding ``locks``
 control    fail   interference         {surface, what}             a proxy, toxic, mode, gate or
                                         setting of a control API that the harness did not set
            info   refused              {surface, count}            control requests refused for
@@ -89,9 +100,10 @@ HARNESS = "harness"
 INSTRUMENT = "instrument"
 HEARTBEAT = "heartbeat"
 CONTROL = "control"  # the control APIs (fault proxy, paid API): what someone other than the harness set
+CONNECTION = "connection"
 
 SOURCES = (SUBMIT, JOB, WRITE, PAIDAPI, FAILPOINT, FAULT, WORKER, EVENT, SWEEP, BUDGET, QUERY, HARNESS,
-           INSTRUMENT, HEARTBEAT, CONTROL)
+           INSTRUMENT, HEARTBEAT, CONTROL, CONNECTION)
 
 # event names
 STATE = "state"
@@ -116,6 +128,10 @@ BEAT = "beat"  # source ``heartbeat``: the job row's heartbeat column moved
 STREAM = "stream"  # source ``event``: the status event stream itself (``info``: it was lost)
 INTERFERENCE = "interference"  # source ``control``: a change to a control API the harness did not make
 REFUSED = "refused"  # source ``control``: control requests refused for want of the session's token
+COLLECTED = "connection_collected"  # source ``instrument``: the garbage collector returned a pooled connection
+RETRY = "retry"  # source ``instrument``: a Celery task asked to be retried (data: cause, due_in_s, declared options)
+HELD = "held"  # source ``connection``: still checked out of an app process's pool at the verdict
+IDLE_IN_TRANSACTION = "idle_in_transaction"  # source ``connection``: an app session in an open transaction
 LIMITS = "limits"  # source ``budget``: the app's layered limits (harness.limits)
 READ = "read"  # source ``harness``: a source of evidence was read (data: source, records)
 EXPECT = "expect"  # source ``harness``: what the scenario declared it makes (data: paid_calls, jobs)
@@ -128,6 +144,8 @@ SNAPSHOT_SOURCE = "snapshot"
 HEARTBEAT_SOURCE = "heartbeat_log"
 WORKER_LOG_SOURCE = "worker_logs"  # records: the hard-limit kills found in the Celery workers' logs
 CONTROL_STATE_SOURCE = "control_state"  # records: the control APIs read (harness.interference)
+POOL_SOURCE = "pool_checkouts"  # records: the app processes whose connection pools were used during the test
+SESSION_SOURCE = "db_sessions"  # records: the app processes' database sessions seen in pg_stat_activity
 
 # the typed words of ``harness.history.record.Record`` (and of whoever records worker lifecycle)
 WorkerLifecycle = Literal["start", "ready", "killed", "exited"]

@@ -44,6 +44,7 @@ def activate() -> None:
     when_imported("requests", calls.patch_requests)
     when_imported("aiohttp", calls.patch_aiohttp)
     when_imported("sqlalchemy", lambda module: _sqlalchemy(module, targets))
+    _watch_connections(folder)
     when_imported("django.db.backends.base.base", _django)
     _events.log(f"{LOADED_MARKER} (paid API {calls.prefixes or 'unset'}, job_id_from {expression or 'task id'!r})")
 
@@ -62,6 +63,16 @@ def _sqlalchemy(module: object, targets: Any) -> None:
     from harness.instrument import _sqlalchemy as hooks
 
     hooks.install(module, targets.engine_created)
+
+
+def _watch_connections(folder: str) -> None:
+    """Pool check-outs and Celery retries as evidence; the process's database sessions named after it."""
+    from harness.instrument._pools import PoolWatch, name_sessions
+    from harness.instrument._retries import RetryHooks
+
+    name_sessions()
+    when_imported("sqlalchemy", PoolWatch(folder).install)
+    when_imported("celery", RetryHooks(folder).install)
 
 
 def _django(module: object) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Mapping
 from harness._channel_dir import check_channel, make_channel, read_channel_file, renew_folder
 from harness.instrument import BOOT_DIR, ENV_DIR, ENV_JOB_ID_FROM, ENV_PAIDAPI_URL, ENV_SETTINGS
 from harness.instrument._events import ATTEMPTS_DIR, BROKER_FILE, EVENTS_FILE
+from harness.instrument._pools import POOLS_DIR
 
 
 _RISK = "can forge the events and attempt numbers a verdict reads"
@@ -35,7 +36,7 @@ class InstrumentControl:
         ``group``: share it with that group (app processes running as another
         uid in it); the folder is then 02770 and its files 0660.
         """
-        make_channel(Path(path), folders=(ATTEMPTS_DIR,), files={EVENTS_FILE: b"", BROKER_FILE: b""}, group=group)
+        make_channel(Path(path), folders=(ATTEMPTS_DIR, POOLS_DIR), files={EVENTS_FILE: b"", BROKER_FILE: b""}, group=group)
         control = cls(path)
         control.reset()
         return control
@@ -77,6 +78,25 @@ class InstrumentControl:
         data = read_channel_file(self.path / BROKER_FILE, what="instrumentation broker file", risk=_RISK,
                                  key=ENV_DIR)
         return json.loads(data) if data.strip() else None
+
+    def pools(self) -> list[dict[str, Any]]:
+        """Each app process's pool file (``harness.instrument._pools``): its checkouts, what is still out.
+
+        A file caught halfway through a rewrite is read again; one that still
+        does not parse is left out (its process rewrites it at its next checkout).
+        """
+        self._check()
+        folder = self.path / POOLS_DIR
+        found = []
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+            for _ in range(3):
+                data = read_channel_file(path, what="connection pool file", risk=_RISK, key=ENV_DIR)
+                try:
+                    found.append(json.loads(data))
+                    break
+                except ValueError:
+                    continue
+        return found
 
     def errors(self) -> list[dict[str, Any]]:
         """The reported failures (e.g. a ``job_id_from`` that did not resolve)."""

@@ -162,6 +162,9 @@ def judge(run: Any, schedule: Schedule, driven: Driven, title: str) -> Outcome:
     from harness.report import write_artifacts
 
     run.faults.heal_all()
+    # recovers_within_bound's bounds: the jobs the workload submitted after the last heal are its probes,
+    # and each fault's recovery time (the report's column) is held to the run's job bound
+    run.expect(job_bound=schedule.job_bound, recovery_bound=schedule.job_bound)
     began = time.monotonic()
     history, snapshot = collect(run)  # the ledger, failpoint triggers, the job state log, the snapshot
     collected = time.monotonic()

@@ -58,18 +58,27 @@ def test_one_violation_per_job_and_the_earliest_reopening_comes_first():
     assert result.counterexample[0]["job_id"] == "j2"
 
 
-def test_a_change_between_terminal_states_and_a_deleted_row_are_not_reopenings():
+def test_a_deleted_row_and_the_same_final_state_written_again_are_no_change():
     b = finished_once()
-    b.state("j0", 1.0, "failed", attempt=1)
+    b.state("j0", 1.0, "done", attempt=1, reason="written twice")
     b.event("job", "ok", "deleted", 1.5, "j1", None, log_id=99)
     assert terminal_is_final(b.history(), b.snapshot()).valid is True
+
+
+def test_a_final_state_turned_into_another_final_state_is_a_violation():
+    b = finished_once()
+    b.state("j2", 1.0, "done", attempt=1)  # needs_human, then a late attempt wrote done over it
+    result = terminal_is_final(b.history(), b.snapshot())
+    assert result.valid is False
+    assert (result.counterexample[0]["terminal_state"], result.counterexample[0]["later_state"]) == (
+        "needs_human", "done")
 
 
 def test_terminal_states_come_from_the_snapshot_or_the_option():
     b = HistoryBuilder()
     b.state("j1", 0.1, "cancelled", attempt=1)
     b.state("j1", 0.2, "running", attempt=2)
-    assert terminal_is_final(b.history(), b.snapshot()).valid is True  # cancelled is not terminal here
+    assert terminal_is_final(b.history(), b.snapshot()).valid == UNKNOWN  # cancelled is not terminal here
     assert terminal_is_final(b.history(), b.snapshot(), terminal_states=["cancelled"]).valid is False
     custom = b.snapshot(terminal_states=("cancelled",))
     assert terminal_is_final(b.history(), custom).valid is False
@@ -87,3 +96,28 @@ def test_without_state_changes_the_verdict_is_unknown():
 
 def test_it_is_a_shipped_checker_asked_for_by_name():
     assert CHECKERS["terminal_is_final"] is terminal_is_final
+
+
+def test_users_told_a_final_state_and_then_another_is_a_violation():
+    b = finished_once()
+    b.status("j0", 0.06, "done")
+    b.status("j0", 0.5, "failed")  # the screen said done, then failed
+    result = terminal_is_final(b.history(), b.snapshot())
+    assert result.valid is False
+    assert result.counterexample[0]["told"] is True
+    assert "job j0 users were told 'done' (attempt None) at 0.060s, then 'failed'" in result.message
+
+
+def test_a_late_event_of_an_earlier_state_is_left_to_the_stream_checks_but_a_newer_attempt_is_not():
+    b = finished_once()
+    b.event("event", "ok", "status", 0.06, "j0", 1, state="done")
+    b.event("event", "ok", "status", 0.07, "j0", 1, state="running")  # attempt 1's own start, delivered late
+    assert terminal_is_final(b.history(), b.snapshot()).valid is True
+    b.event("event", "ok", "status", 0.08, "j0", 2, state="running")  # a new attempt after the final state
+    assert terminal_is_final(b.history(), b.snapshot()).valid is False
+
+
+def test_status_events_alone_are_evidence():
+    b = HistoryBuilder()
+    b.status("j1", 0.1, "done")
+    assert terminal_is_final(b.history(), b.snapshot()).valid is True
