@@ -51,6 +51,7 @@ jobs = sa.Table(
     sa.Column("finished_at", sa.DateTime(timezone=True)),
     *_timestamps(),
     sa.Index("jobs_state_heartbeat", "state", "heartbeat_at"),
+    sa.Index("jobs_updated", "updated_at"),  # the status streams catch up on jobs changed since a moment
 )
 
 # One row per document (or CSV row) of a job, with its outcome.

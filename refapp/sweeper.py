@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from refapp import budgets, events, jobstore, settings
 from refapp.attempt import NEEDS_HUMAN, QUEUED, RUNNING
 from refapp.db import NOW, engine, jobs, outbox
-from refapp.failpoints import SWEEPER_BEFORE_RESEND, SWEEPER_TICK, failpoint
+from refapp.failpoints import SWEEPER_BEFORE_RESEND, SWEEPER_HANDLING, SWEEPER_RESENT, SWEEPER_TICK, failpoint
 from refapp.loop import run_until_signalled
 from refapp.mutants import mutant
 
@@ -55,22 +55,32 @@ def sweep_once() -> SweepReport:
     report = SweepReport()
     failpoint(SWEEPER_TICK)
     with engine().connect() as conn:
-        candidates = conn.execute(sa.select(jobs.c.id).where(sa.or_(_stale_running(), _lost_queued()))
-                                  .order_by(jobs.c.updated_at)).scalars().all()
+        candidates = conn.execute(sa.select(jobs.c.id, _stale_running().label("stale"))
+                                  .where(sa.or_(_stale_running(), _lost_queued()))
+                                  .order_by(jobs.c.updated_at)).all()
     if candidates and mutant("no-sweeper"):
         return report  # the wrong shape: what the pass found is never acted on
-    for job_id in candidates:
-        _handle(job_id, report)
+    for job_id, listed_stale in candidates:
+        failpoint(SWEEPER_HANDLING, job_id=job_id)
+        _handle(job_id, listed_stale, report)
     return report
 
 
-def _handle(job_id: str, report: SweepReport) -> None:
+def _handle(job_id: str, listed_stale: bool, report: SweepReport) -> None:
     """Re-send one abandoned job, or give it to a person; skip it if it changed meanwhile."""
     config = settings.get()
     with engine().begin() as conn:
+        # judged again under the row's lock: another sweeper, or the job itself, may have moved it since
+        # it was listed (a second sweeper re-sending a job the first one already sent would take it from
+        # the attempt that claimed it since)
         job = conn.execute(sa.select(jobs, _stale_running().label("stale"))
                            .where(jobs.c.id == job_id, sa.or_(_stale_running(), _lost_queued()))
                            .with_for_update(of=jobs, skip_locked=True)).mappings().first()
+        if job is None and mutant("sweeper-rescues-without-recheck"):
+            # the wrong shape: the lock is taken by id alone, and the job is handled as it was listed
+            job = conn.execute(sa.select(jobs, sa.literal(listed_stale).label("stale"))
+                               .where(jobs.c.id == job_id)
+                               .with_for_update(of=jobs, skip_locked=True)).mappings().first()
         if job is None:
             return
         if job["stale"]:
@@ -92,6 +102,7 @@ def _handle(job_id: str, report: SweepReport) -> None:
             jobstore.add_outbox(conn, job_id, job["route"], dispatch=job["dispatches"] + 1)
             report.resent.append(job_id)
     log.warning("job %s: %s", job_id, reason)
+    failpoint(SWEEPER_RESENT, job_id=job_id, state=state)
     events.publish(events.job_event(job_id, state, reason, job["attempt"]))
 
 
