@@ -232,6 +232,17 @@ OPTIONS += (
     Option("results_query", str, "",
            "SQL returning the app's saved paid-step results: job_id, step, attempt, call_id, saved_at (epoch s)"),
 )
+# Evidence of the app's status streams and sweeps (harness/streams, harness/sweep_evidence.py).
+OPTIONS += (
+    Option("status_stream", str, "",
+           "URL template of the app's all-jobs status stream (SSE), e.g. '{api_url}/events': read during "
+           "every test"),
+    Option("job_status_stream", str, "",
+           "URL template of one job's status stream (SSE), e.g. '{api_url}/jobs/{job_id}/events' "
+           "(jq.streams.job(job_id))"),
+    Option("sweep_predicate", str, "",
+           "SQL returning the ids of the rows the app's sweep must handle now (its own predicate)"),
+)
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 
 # Environment variables read directly where they act (not config keys): the tmpfs of throwaway data
@@ -327,6 +338,9 @@ class Config:
     app_preload: tuple[str, ...]
     limits: str
     results_query: str
+    status_stream: str
+    job_status_stream: str
+    sweep_predicate: str
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     root: Path = Path(".")
     # keys of OPTIONS that have no field above yet: still readable as attributes

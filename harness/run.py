@@ -4,6 +4,7 @@ Scenarios annotate it (``def test_x(jq: Run, ...)``). What a scenario uses:
 
 - ``jq.faults``: inject faults (one method per fault), healed before the verdict;
 - ``jq.record``: write what the app was asked and told (submissions, status events);
+- ``jq.streams``: the app's status streams, read as a client would (config's all-jobs stream always);
 - ``jq.settle()``: wait until nothing can still cause work (``SettleTimeout`` at the bound);
 - ``jq.expect(...)``: declare what the scenario makes, for the checkers;
 - ``jq.stack``, ``jq.paidapi``, ``jq.failpoints``, ``jq.proxy``, ``jq.workers``: controls,
@@ -43,6 +44,8 @@ from harness.pending.sources import Sources
 from harness.proxy.client import ProxyClient
 from harness.stack.stack import Stack
 from harness.stack.worker import WorkerPool
+from harness.streams import StatusStreams
+from harness.sweep_evidence import record_sweep_predicate
 
 
 def artifacts_dir_for(root: Path, nodeid: str) -> Path:
@@ -98,6 +101,8 @@ class Run:
         self.sources = Sources(self)
         self.settler = Settler(self.sources.readers())
         self.settle_outcome: SettleOutcome | None = None  # the last settle's, for the verdict
+        self.streams = StatusStreams(self)
+        self.streams.all_jobs()  # what a dashboard is told, from before the scenario does anything
 
     @property
     def database_url(self) -> str:
@@ -168,7 +173,9 @@ class Run:
 
         record_limits(self)  # the app's declared limits and saved results: generic invariants' evidence
         record_results(self, self.database_dsn)
+        record_sweep_predicate(self)  # the rows the app's sweep must still handle
         snapshot = self.jobs.snapshot(self.database_dsn)
+        self.streams.finish(self.history.events(), snapshot)  # what they told, caught up with the database
         self._read(SNAPSHOT_SOURCE, len(snapshot.jobs))
         snapshot.save(self.artifacts / "snapshot.json")
         return self.history.events(), snapshot
@@ -215,5 +222,6 @@ class Run:
     def _close(self) -> None:
         """For the session: stop the settle's readers and close the history."""
         self.sources.close()
+        self.streams.close()
         self._job_logs.close()
         self.history.close()

@@ -52,6 +52,9 @@ from harness.checks.timeouts import timeout_labelled
 from harness.checks.uploads import no_upload_billed_twice
 from harness.checks.upload_jobs import each_upload_its_own_job
 from harness.checks.writer_attempt import writes_by_current_attempt
+from harness.checks.streams import streams_agree_with_db
+from harness.checks.sweep_coverage import sweeps_cover_predicate
+from harness.checks.work import work_per_item
 from harness.evidence import JobRow, Snapshot
 
 __all__ = [
@@ -69,4 +72,7 @@ __all__ = [
     "each_upload_its_own_job",
     "no_live_attempt_taken",
     "soft_limit_honoured",
+    "streams_agree_with_db",
+    "sweeps_cover_predicate",
+    "work_per_item",
 ]

@@ -49,6 +49,13 @@ infrastructure service paused, a network fault off the paid API's path)
 was in force during the threshold before ``T``: the silence may be the
 fault's, not the attempt's.
 
+**Takeovers that keep the token** (every claim path, also one that never
+raises the attempt number): where the heartbeat log names the process of
+each beat, one attempt number beating from a second process is a change of
+hands the state log cannot show (``harness.checks.kept_tokens``). It is
+invalid when the taken attempt beat again afterwards (both own the job)
+or its last beat before was fresh.
+
 A takeover of an attempt that never beat is not judged. Attempts that beat
 and kept their jobs to the end are the evidence of a run with no takeover
 (valid); without heartbeats or a declared threshold the invariant is not
@@ -60,6 +67,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from harness.checks.end_to_end import declared_limits
+from harness.checks.kept_tokens import judge_kept_token, kept_token_takeovers
 from harness.checks.landed import windows
 from harness.checks.liveness_faults import cuts_off, hits_owner, in_force
 from harness.checks.needs import HEARTBEAT_SOURCE, Missing, Need, read_count
@@ -248,12 +256,15 @@ def no_live_attempt_taken(history: History, snapshot: Snapshot | None) -> Result
     terminal = snapshot.terminal_states if snapshot is not None else DEFAULT_TERMINAL_STATES
     faults, by_job = windows(history), calls_by_job(history)
     violations, verdicts = [], {"excused": 0, "dead": 0}
-    for takeover in takeovers(history, terminal):
-        verdict = _judge(history, takeover, stale, faults, list(by_job.get(takeover.job_id, ())))
+    judged_each = [_judge(history, takeover, stale, faults, list(by_job.get(takeover.job_id, ())))
+                   for takeover in takeovers(history, terminal)]
+    judged_each += [judge_kept_token(history, taken, stale, faults) for taken in kept_token_takeovers(history)]
+    for verdict in judged_each:
         if isinstance(verdict, dict):
             violations.append(verdict)
         elif verdict is not None:
             verdicts[verdict] += 1
+    violations.sort(key=lambda f: f["at"])
     if violations:
         return invalid_result(NAME, f"{len(violations)} job(s) taken from a live attempt; first: "
                               f"{_sentence(violations[0])}", violations, stale_after=stale)

@@ -35,6 +35,7 @@ STATE_LOG_SOURCE = "state_log"
 SNAPSHOT_SOURCE = "snapshot"
 HEARTBEAT_SOURCE = "heartbeat_log"
 WORKER_LOG_SOURCE = "worker_logs"  # records: the hard-limit kills found in the Celery workers' logs
+STREAMS_SOURCE = "status_streams"  # records: the states the status streams told (harness.streams)
 READ = "read"
 EXPECT = "expect"
 SHOWN = 5  # records quoted with a missing-evidence reason

@@ -15,7 +15,8 @@ from harness.checks.done_steps import no_paid_call_for_done_step
 from harness.checks.deadline import deadline_honoured
 from harness.checks.landed import faults_landed
 from harness.checks.overlap import no_overlapping_attempts
-from harness.checks.runner import Checker, checker_name
+from harness.checks.needs import Need
+from harness.checks.runner import Checker, checker_name, checker_needs
 from harness.checks.status_events import status_events_consistent
 from harness.checks.submissions import no_lost_submission
 from harness.checks.sweep import sweep_complete
@@ -31,6 +32,9 @@ from harness.checks.reasons import reasons_match_evidence
 from harness.checks.writer_attempt import writes_by_current_attempt
 from harness.checks.live_attempts import no_live_attempt_taken
 from harness.checks.time_limits import soft_limit_honoured
+from harness.checks.streams import streams_agree_with_db
+from harness.checks.sweep_coverage import sweeps_cover_predicate
+from harness.checks.work import work_per_item
 
 GLOBAL_INVARIANTS: tuple[Checker, ...] = (every_job_terminal, no_double_billing, no_lost_submission)
 
@@ -58,6 +62,9 @@ ALL_CHECKERS: tuple[Checker, ...] = (
     each_upload_its_own_job,
     no_live_attempt_taken,
     soft_limit_honoured,
+    streams_agree_with_db,
+    sweeps_cover_predicate,
+    work_per_item,
 )
 
 CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}
@@ -71,3 +78,15 @@ def checkers_by_name(names: Iterable[str]) -> list[Checker]:
             raise KeyError(f"no checker named {name!r}; known: {', '.join(CHECKERS)}")
         found.append(CHECKERS[name])
     return found
+
+
+def evidence_of(checker: Checker) -> tuple[Need, ...]:
+    """The evidence an invariant reads (for its reference page): the needs it declares, then those that
+    switch it on after every scenario (``generic.WHERE_EVIDENCE``), each once."""
+    from harness.checks.generic import WHERE_EVIDENCE
+
+    found = list(checker_needs(checker))
+    for candidate, needs in WHERE_EVIDENCE:
+        if checker_name(candidate) == checker_name(checker):
+            found += [n for n in needs if n not in found]
+    return tuple(found)

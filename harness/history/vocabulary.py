@@ -10,7 +10,7 @@ submit     invoke submit               {project, file}
            ok     submit               {status, job_id}            2xx: the job was accepted
            fail   submit               {status}                    refused (4xx/5xx)
            info   submit               {error}                     the HTTP answer was lost
-job        ok     state                {state, reason, attempt, log_id, txid}
+job        ok     state                {state, reason, attempt, log_id, txid, writer}
                                         every state change, from the DB state log trigger
            ok     deleted              {log_id, txid}              the job row was deleted
            ok     attempt_dead         {attempt, by}               sweeper / visibility / fencing
@@ -28,15 +28,23 @@ fault      invoke inject / heal        {fault, params}
            ok     inject / heal        {fault, params}
 worker     ok     start / ready /      {worker, pid, signal}
                   killed / exited
-event      ok     status               {state}                     a status event the app sent
-                                        to users (e.g. over SSE)
+event      ok     status               {state, stream, event_id}   a status event the app sent
+                                        to users (e.g. over SSE); ``stream``: which of the
+                                        harness's stream readers got it
+           ok     stream_opened        {stream, url, job_id, reconnect}  a status stream connected
+           info   stream_closed        {stream, by, error, told_terminal}  it ended (by the server,
+                                        or an error) or the harness stopped reading it
 sweep      ok     sweep                {run_id, eligible, processed, failed,
-                                        summary: {processed, failed}, state}
+                                        summary: {processed, failed}, state, started}
+           ok     predicate            {rows, query}               the rows the sweep's own
+                                        predicate (config sweep_predicate) selects now
 budget     ok     declared / effective {task, soft, hard}          per-task time limits (s)
 query      ok     scan                 {table, scans, items}       table scans for a batch
+           ok     work                 {table, scans, items, seq_scan, idx_scan, background}
+                                        one table's scans for a batch, every table sampled
 harness    info   settle               {settled: false}            the run did not settle
                                         (jobs still pending) before its bound
-heartbeat  ok     beat                 {attempt, beat_at, beat_t, log_id}
+heartbeat  ok     beat                 {attempt, beat_at, beat_t, log_id, writer}
                                         the job row's heartbeat column moved (state-log
                                         trigger): the attempt holding the row beat
 instrument invoke task                 {pid, task, task_id, retries, redelivered}
@@ -93,6 +101,10 @@ WALL_CLOCK_STEPPED = "wall_clock_stepped"  # source ``harness``: the machine's w
 HARD_LIMIT = "hard_time_limit"  # source ``worker``: a task killed at its hard time limit (data: task, limit_s)
 BEAT = "beat"  # source ``heartbeat``: the job row's heartbeat column moved
 STREAM = "stream"  # source ``event``: the status event stream itself (``info``: it was lost)
+STREAM_OPENED = "stream_opened"  # source ``event``: a harness stream reader connected (data: stream, url, job_id)
+STREAM_CLOSED = "stream_closed"  # source ``event``: it ended (data: stream, by, error)
+PREDICATE = "predicate"  # source ``sweep``: the rows the sweep's predicate selects (data: rows)
+WORK = "work"  # source ``query``: one table's scans for a batch, every table sampled (data: table, scans, items)
 
 # the typed words of ``harness.history.record.Record`` (and of whoever records worker lifecycle)
 WorkerLifecycle = Literal["start", "ready", "killed", "exited"]

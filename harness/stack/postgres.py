@@ -46,6 +46,8 @@ FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes"
 FAST_SETTINGS["track_commit_timestamp"] = "on"  # not for speed: the state log reads when each write became visible
 # segments in the data dir, not /dev/shm: a SIGKILLed server's would outlive it there
 SESSION_SETTINGS = {"dynamic_shared_memory_type": "mmap"}
+# statements counted as they run, by the server itself: the evidence of work per item (harness/work.py)
+SESSION_SETTINGS["shared_preload_libraries"] = "pg_stat_statements"
 # the harness over the socket in the data dir (0700, the server's user); everyone else by password
 HBA_RULES = ("# written by jobquake for this session\n"
              "local all postgres trust\n"

@@ -14,6 +14,7 @@ from harness._ports import free_port
 from harness.config import Config, load_callable
 from harness.errors import ConfigError, ServiceError
 from harness.evidence import prepare_template
+from harness.evidence.statements import install_statement_stats
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
 from harness.stack.process import ProcessService, start_all, stop_all
@@ -92,6 +93,7 @@ class Stack:
                                   f"database URL and creates the app's tables", key="schema") from exc
             dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
             prepare_template(config, dsn)  # a wrong job_* key fails here, naming the columns that exist
+            install_statement_stats(dsn)  # every test's copy counts its statements (harness.work)
         return build
 
     @property
