@@ -11,7 +11,7 @@ import datetime as dt
 from decimal import Decimal, InvalidOperation
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, array
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Connection
 
@@ -81,7 +81,7 @@ def _category_by_query(description: str) -> str:
     with engine().connect() as conn:
         found = conn.scalar(sa.select(categories.c.name)
                             .where(sa.func.string_to_array(categories.c.keywords, " ").op("&&")(
-                                sa.cast(sa.array(words or [""]), ARRAY(sa.Text))))
+                                sa.cast(array(words or [""]), ARRAY(sa.Text))))
                             .order_by(categories.c.name).limit(1))
     return found or "other"
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.checks.landed import Window
-from harness.checks.liveness_faults import hits_owner, in_force
+from harness.checks.liveness_faults import fired_pids, hits_owner, in_force
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History
@@ -97,7 +97,8 @@ def judge_kept_token(history: History, taken: KeptToken, stale: float,
         return {**base, "why": "the taken attempt beat again under the same token: both own the job",
                 "alive_at": history.relative(again[0].t)}
     pid = writer_pid(taken.owner)
-    if any(hits_owner(w, {pid} if pid is not None else set()) and in_force(w, last, t) for w in faults):
+    owner = {pid} if pid is not None else set()
+    if any(hits_owner(w, owner, fired_pids(history, w)) and in_force(w, last, t) for w in faults):
         return "excused"
     if t - last < stale:
         beat_at = latest.data.get("beat_at")

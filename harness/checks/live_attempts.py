@@ -69,7 +69,7 @@ from typing import Any, Iterable
 from harness.checks.end_to_end import declared_limits
 from harness.checks.kept_tokens import judge_kept_token, kept_token_takeovers
 from harness.checks.landed import windows
-from harness.checks.liveness_faults import cuts_off, hits_owner, in_force
+from harness.checks.liveness_faults import cuts_off, fired_pids, hits_owner, in_force
 from harness.checks.needs import HEARTBEAT_SOURCE, Missing, Need, read_count
 from harness.checks.paid_calls import calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
@@ -213,7 +213,7 @@ def _judge(history: History, takeover: Takeover, stale: float, faults: list[Wind
     latest = max(beats, key=lambda b: b.data["beat_t"])
     last = latest.data["beat_t"]
     owner_pids = _owner_pids(history, takeover.job_id, takeover.attempt, calls)
-    if any(hits_owner(w, owner_pids) and in_force(w, last, t) for w in faults):
+    if any(hits_owner(w, owner_pids, fired_pids(history, w)) and in_force(w, last, t) for w in faults):
         return "excused"
     age = t - last
     base = {"job_id": takeover.job_id, "attempt": takeover.attempt, "taken": takeover.how,

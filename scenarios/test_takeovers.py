@@ -1,0 +1,138 @@
+"""A job changes hands only when the attempt that holds it is dead, and always under a new token.
+
+Every claim path is a takeover path: a duplicate delivery of a running job,
+a delivery of a job whose worker froze, two deliveries at once. Fencing
+keeps a dead attempt harmless only if the job's new owner holds a token of
+its own and the old one really was dead. ``no_live_attempt_taken`` reads
+the app's own liveness evidence: the heartbeats, and which process beat
+(each app process's database sessions are named ``jobquake:<process>:<pid>``).
+
+* **A late duplicate** (Celery path): the relay dies between sending a job's
+  message and marking it sent; it is back, and sends it again, only once
+  the job has run longer than the staleness threshold. Right: the live
+  attempt keeps the job. Bug ``claim-judges-by-updated-at``: the claim reads
+  "abandoned" from when the row last changed, not from its heartbeat, and
+  takes the job from an attempt that beats.
+* **A frozen worker's job, claimed again** (sweeper off): attempt 1's worker
+  freezes while the provider holds its call; its heartbeat goes stale and the
+  relay's second send hands the job to another worker. Right: attempt 2 holds token
+  2 and the woken attempt 1 is fenced out. Bug ``takeover-keeps-token``: the
+  claim keeps token 1, so the woken attempt still owns the job: both beat,
+  both write.
+* **Two deliveries at once**: the relay's write marking a message sent fails
+  after the send, so the message goes twice; the first delivery's claim reads
+  the job, and the second claims it before the first writes. Right: the
+  first claim's write finds the row changed and leaves it. Bug
+  ``claim-read-then-write``: it writes anyway, numbered from what it read:
+  two workers run the job under one token.
+"""
+from __future__ import annotations
+
+import pytest
+
+from harness import Run, wait_until
+from harness.faults._proc import process_tree
+from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK, TASK_CLAIM_READ, TASK_ITEM
+from refapp.submit import job_id_for
+from scenarios import sqs_support as sqs
+
+MARGIN = 10.0  # seconds a wait may take on a busy machine
+FIRST_PAID_STEP = "doc-0.categorise"
+DOCUMENTS = ["Invoice 12: payable within 30 days", "Dear Sir, regards"]
+CHECKS = ["no_live_attempt_taken", "no_overlapping_attempts"]
+
+
+def worker_of(jq: Run, pid: int) -> str:
+    """The name of the worker whose process tree holds ``pid``."""
+    for worker in jq.workers.workers:
+        if pid in process_tree(worker.pid):
+            return worker.name
+    raise AssertionError(f"no worker's process tree holds pid {pid}")
+
+
+def age(refapp, job_id: str, column: str) -> float:
+    """Seconds since the job row's ``column`` (the database's clock)."""
+    return refapp.query(f"SELECT extract(epoch FROM now() - {column})::float8 FROM jobs WHERE id = %s", job_id)[0][0]
+
+
+def beat_by(refapp, job_id: str, pid: int) -> bool:
+    """The heartbeat log has a beat of the job written by process ``pid``."""
+    return bool(refapp.query("SELECT 1 FROM jobquake_heartbeat_log WHERE job_id = %s AND writer LIKE %s",
+                             job_id, f"jobquake:%:{pid}"))
+
+
+def logged(jq: Run, marks: dict[str, int], words: str) -> bool:
+    return any(words in w.logs_since(marks.get(w.name, 0)) for w in jq.workers.workers)
+
+
+@pytest.mark.catches("claim-judges-by-updated-at", invariant="no_live_attempt_taken")
+@pytest.mark.jobquake(checks=CHECKS)
+def test_a_late_duplicate_leaves_a_live_attempt_alone(jq: Run, refapp):
+    """Attempt 1 waits before its second document (it beats on); the duplicate comes once the row is older
+    than the staleness threshold."""
+    job_id = job_id_for("p-late-duplicate", "report.pdf")
+    between = jq.failpoints.arm(TASK_ITEM, "hang", once=True, match={"job_id": job_id, "attempt": 1, "item": 1})
+    jq.faults.failpoint(RELAY_BETWEEN_SEND_AND_MARK, "kill", once=True, match={"job_id": job_id})
+    marks = {w.name: w.log_offset() for w in jq.workers.workers}
+    assert refapp.submit(DOCUMENTS, project="p-late-duplicate", file="report.pdf") == job_id
+    between.wait(timeout=MARGIN)  # attempt 1 saved document 0 and waits, alive
+
+    stale = sqs.budget(jq, "heartbeat_stale")
+    wait_until(lambda: age(refapp, job_id, "updated_at") > stale, timeout=stale + MARGIN,
+               what="the job's row to be older than the staleness threshold")
+    jq.stack.service("relay").start()  # back: the unmarked row goes again
+    wait_until(lambda: refapp.job(job_id)["attempt"] > 1 or logged(jq, marks, "in hand"), timeout=MARGIN,
+               what="the second delivery to be handled")
+    between.heal()
+    job = refapp.wait_for(job_id, timeout=MARGIN)
+    assert (job["state"], job["attempt"]) == ("done", 1), job
+
+
+@pytest.mark.catches("takeover-keeps-token", invariant="no_live_attempt_taken")
+@pytest.mark.jobquake(checks=CHECKS, settle=False)  # settled below, the sweeper still off
+def test_a_frozen_workers_job_claimed_again_gets_a_new_token(jq: Run, refapp):
+    """Attempt 1's worker freezes while the provider holds its call; another worker claims the stale job;
+    attempt 1 wakes while the new owner's call is held too."""
+    jq.faults.stop_service("sweeper")  # it would re-queue the stale job first; this is the claim's path
+    job_id = job_id_for("p-frozen-claim", "report.pdf")
+    jq.faults.failpoint(RELAY_BETWEEN_SEND_AND_MARK, "kill", once=True, match={"job_id": job_id})
+    gate = jq.paidapi.gate(job_id=job_id, step=FIRST_PAID_STEP)
+    assert refapp.submit(DOCUMENTS, project="p-frozen-claim", file="report.pdf") == job_id
+
+    held = gate.wait(timeout=MARGIN)
+    first = int(held["caller_pid"])  # attempt 1's process, paying for document 0
+    frozen = jq.faults.pause_service(worker_of(jq, first))
+    stale = sqs.budget(jq, "heartbeat_stale")
+    wait_until(lambda: age(refapp, job_id, "heartbeat_at") > stale, timeout=stale + MARGIN,
+               what="attempt 1's heartbeat to go stale")
+    jq.stack.service("relay").start()  # the second send reaches the other worker, which claims the job
+    jq.paidapi.wait_for_call(job_id, step=FIRST_PAID_STEP, after=held["call_id"], timeout=MARGIN)
+
+    marks = {w.name: w.log_offset() for w in jq.workers.workers}
+    frozen.heal()  # attempt 1 wakes while its successor's call is held
+    wait_until(lambda: logged(jq, marks, "was declared dead") or beat_by(refapp, job_id, first), timeout=MARGIN,
+               what="the woken attempt 1 to be fenced out, or to beat")
+    gate.heal()
+    jq.settle(timeout=len(DOCUMENTS) * sqs.model_deadline(jq) + MARGIN)
+
+
+@pytest.mark.catches("claim-read-then-write", invariant="no_live_attempt_taken")
+@pytest.mark.jobquake(checks=CHECKS)
+def test_two_deliveries_at_once_make_one_attempt(jq: Run, refapp):
+    """The first delivery's claim waits between its read and its write; the second claims meanwhile."""
+    job_id = job_id_for("p-twice-at-once", "report.pdf")
+    read = jq.faults.failpoint(TASK_CLAIM_READ, "hang", once=True, match={"job_id": job_id})
+    jq.faults.failpoint(RELAY_BETWEEN_SEND_AND_MARK, "raise", once=True, match={"job_id": job_id},
+                        exception="sqlalchemy.exc.OperationalError")
+    gate = jq.paidapi.gate(job_id=job_id, step=FIRST_PAID_STEP)
+    assert refapp.submit(DOCUMENTS, project="p-twice-at-once", file="report.pdf") == job_id
+
+    waiting = read.wait(timeout=MARGIN)[0]["pid"]  # the first claim read the job queued
+    gate.wait(timeout=MARGIN)  # the second delivery claimed it and pays for document 0
+    marks = {w.name: w.log_offset() for w in jq.workers.workers}
+    read.heal()
+    wait_until(lambda: logged(jq, marks, "in hand") or beat_by(refapp, job_id, waiting), timeout=MARGIN,
+               what="the first claim to leave the job, or to take it too")
+    gate.heal()
+    job = refapp.wait_for(job_id, timeout=MARGIN)
+    assert (job["state"], job["attempt"]) == ("done", 1), job
