@@ -88,6 +88,8 @@ outbox = sa.Table(
     sa.Column("payload", sa.JSON, nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False, server_default=NOW),
     sa.Column("sent_at", sa.DateTime(timezone=True)),
+    sa.Column("failed_at", sa.DateTime(timezone=True)),  # set aside: no send of it can ever work
+    sa.Column("error", sa.Text),  # why, for whoever repairs it
     sa.Index("outbox_unsent", "id", postgresql_where=sa.text("sent_at IS NULL")),
 )
 

@@ -105,6 +105,9 @@ MUTANTS: dict[str, str] = {
     # -- work per item
     "import-category-query-per-row": "each CSV row's category is looked up with a query on the category table",
     "import-dedupe-scans-ledger": "each CSV row is checked against the whole ledger for a duplicate before booking",
+    # -- one bad row in a loop over rows
+    "sweeper-no-per-job-isolation": "the abandoned-job sweeper's pass ends at the first job whose handling raises",
+    "relay-head-of-line": "the relay's pass ends at a row it cannot send: the oldest unsent row blocks every other",
 }
 
 
