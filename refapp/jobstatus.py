@@ -16,6 +16,7 @@ from refapp.attempt import FAILED, QUEUED, RUNNING
 from refapp.db import NOW, engine, jobs
 from refapp.jobstore import get_job
 
+STREAMS_POOL = "streams"  # the streams' reads do not take (or keep warm) the connections requests need
 STATUS_FIELDS = ("id", "project", "file", "kind", "route", "state", "reason", "attempt",
                  "items_total", "items_done", "items_failed", "cancel_requested",
                  "created_at", "started_at", "finished_at")
@@ -38,7 +39,7 @@ def _state_event(row: Any) -> dict[str, Any]:
 
 def state_event(job_id: str) -> dict[str, Any] | None:
     """The job's state now, as a status event; None if there is no such job."""
-    with engine().connect() as conn:
+    with engine(STREAMS_POOL).connect() as conn:
         row = conn.execute(sa.select(jobs.c.id, jobs.c.state, jobs.c.reason, jobs.c.attempt, jobs.c.updated_at)
                            .where(jobs.c.id == job_id)).first()
     return None if row is None else _state_event(row)
@@ -46,7 +47,7 @@ def state_event(job_id: str) -> dict[str, Any] | None:
 
 def states_since(since: float) -> list[dict[str, Any]]:
     """The state now of every job that changed at or after ``since`` (epoch seconds), oldest change first."""
-    with engine().connect() as conn:
+    with engine(STREAMS_POOL).connect() as conn:
         rows = conn.execute(sa.select(jobs.c.id, jobs.c.state, jobs.c.reason, jobs.c.attempt, jobs.c.updated_at)
                             .where(jobs.c.updated_at >= sa.func.to_timestamp(since))
                             .order_by(jobs.c.updated_at)).all()
