@@ -1,10 +1,13 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both set themselves up.
+# Which test command to run when: docs/development.md.
 VENV ?= .venv
 PYTEST ?= $(VENV)/bin/pytest
 PYTEST_ARGS ?=
 EXTRAS ?= dev
+# one pytest process per core; each test's duration recorded for tests/quality/test_tiers.py
+PARALLEL = -p no:cacheprovider -n auto --durations=10 --tier-durations=.jobquake/test-durations.json
 
-.PHONY: setup demo test mutants images benchmarks clean api-docs mutants-full
+.PHONY: setup demo test test-all mutants images benchmarks clean api-docs reference-docs docs docs-serve mutants-full
 
 setup:
 	@EXTRAS=$(EXTRAS) bash scripts/setup.sh
@@ -12,8 +15,16 @@ setup:
 demo: setup
 	$(VENV)/bin/jobquake demo
 
+# the fast tier: every test not marked slow (tests/common/tiers.py), in parallel; prints the 10 slowest
 test: setup
-	$(PYTEST) -p no:cacheprovider $(PYTEST_ARGS)
+	$(PYTEST) $(PARALLEL) -m "not slow" $(PYTEST_ARGS)
+
+# both tiers, what CI runs: the slow tier's tests handed out one at a time, the longest first, so no
+# worker is left with a queue of them at the end; then no test outside the slow tier may have taken
+# longer than the fast tier's budget in this very run
+test-all: setup
+	$(PYTEST) $(PARALLEL) --maxschedchunk 1 $(PYTEST_ARGS)
+	JOBQUAKE_REQUIRE_DURATIONS=1 $(PYTEST) -p no:cacheprovider -q tests/quality/test_tiers.py -k last_recorded_run
 
 # the scenario suite against refapp with no mutant, then with each mutant: all must be caught
 mutants: setup
@@ -36,8 +47,19 @@ images:
 	bash scripts/build-images.sh
 
 clean:
-	rm -rf .jobquake .pytest_cache
+	rm -rf .jobquake .pytest_cache site
 
-# docs/api.md from the public names' docstrings (a test fails when it is out of date)
-api-docs: setup
-	$(VENV)/bin/python scripts/api_reference.py
+# docs/reference/ from the code: config keys, faults, failpoints, invariants, CLI, API (a test fails
+# when a page is out of date)
+reference-docs: setup
+	$(VENV)/bin/python scripts/reference_docs.py
+api-docs: reference-docs
+
+# the docs site (mkdocs-material), warnings as errors, into site/; docs-serve serves it on 127.0.0.1:8000
+docs:
+	@EXTRAS=$(EXTRAS),docs bash scripts/setup.sh
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+docs-serve:
+	@EXTRAS=$(EXTRAS),docs bash scripts/setup.sh
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000

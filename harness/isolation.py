@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.history import vocabulary as v
 from harness.pending.broker import purge_redis_broker, read_redis_broker
 from harness.pending.item import PendingWork, blocking, describe_all
 from harness.pending.sqs import purge_sqs, read_sqs
@@ -70,7 +71,7 @@ def isolate(run: Any, left: list[PendingWork]) -> dict[str, Any]:
     done = {"left": [item.to_dict() for item in left], "stopped": stopped, **purge(run.stack, sqs)}
     remaining = transports(run.stack, sqs)
     done["remaining"] = [item.to_dict() for item in remaining]
-    run.history.record("harness", "fail" if remaining else "ok", "isolate", data=done)
+    run.history.record(v.HARNESS, "fail" if remaining else "ok", v.ISOLATE, data=done)
     if remaining:
         raise IsolationError(run.nodeid, remaining)
     return done

@@ -9,9 +9,14 @@ app write or event, a failpoint trigger) is work the test did not create:
 it leaked from an earlier test. The session remembers which test created
 each job id, so the leak names its test when it can; the failure is then
 that test's, recorded in its verdict too.
+
+The verdict asks once, ``apart_from_earlier(history, earlier)``: the result,
+the history to judge (without the leaked events, so that the test is judged
+on its own work) and the jobs the test created (remembered for later tests).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from harness.checks.result import Result, invalid_result, valid_result
@@ -68,6 +73,22 @@ def no_work_from_earlier_tests(history: History, earlier: Mapping[str, str]) -> 
     return invalid_result(NAME, f"{len(leaked)} event(s) of {len(jobs)} job(s) this test did not create "
                                 f"({', '.join(jobs[:5])}): leaked from {', '.join(origins)}", violations,
                           leaked_from=origins)
+
+
+@dataclass(frozen=True)
+class Apart:
+    """What ``apart_from_earlier`` found: its result, the history to judge, the jobs this test created."""
+
+    result: Result
+    judged: History
+    created: frozenset[str]
+
+
+def apart_from_earlier(history: History, earlier: Mapping[str, str]) -> Apart:
+    """Check that the history holds no work of earlier tests (``earlier``: job id -> the test that created it)."""
+    result = no_work_from_earlier_tests(history, earlier)
+    judged = without_leaks(history) if result.valid is False else history
+    return Apart(result, judged, frozenset(created_jobs(history)))
 
 
 def leaked_to_later(nodeid: str, result: Result) -> Result:

@@ -22,22 +22,17 @@ recorded as one ``budget ok limits`` event. **Results** (config
 row each — ``job_id, step, attempt, call_id, saved_at`` (epoch seconds)
 and optionally ``committed_at`` — recorded as ``write ok step_saved``
 events (unless the scenario recorded its own), for the provenance check.
+Both are read here and recorded by ``harness.evidence.collect``.
 """
 from __future__ import annotations
 
 import inspect
-import os
-import time
 from typing import Any, Mapping
 
 import psycopg
 
-from harness.checks.end_to_end import LIMITS
 from harness.config import load_callable
 from harness.errors import ConfigError
-from harness.evidence.clock import wall_to_monotonic
-from harness.history import vocabulary as v
-from harness.history.timing import committed_data
 
 
 def _check_shape(spec: str, declared: Any) -> dict[str, Any]:
@@ -82,38 +77,11 @@ def declared_limits(spec: str, time_scale: float, env: Mapping[str, str], root: 
     return _check_shape(spec, declared)
 
 
-def app_env(stack: Any) -> dict[str, str]:
-    """The environment the app's processes run with: ours, then config's ``env`` rendered by the stack."""
-    render = getattr(stack, "_env", None)
-    return {**os.environ, **(render() if callable(render) else {})}
-
-
-def record_limits(run: Any) -> None:
-    """Record the app's declared limits as a ``budget ok limits`` event (nothing when config names none)."""
-    spec = run.config.limits
-    if spec:
-        declared = declared_limits(spec, run.config.time_scale, app_env(run.stack), getattr(run.config, "root", None))
-        run.history.record(v.BUDGET, "ok", LIMITS, data=declared)
-
-
-def record_results(run: Any, dsn: str) -> int:
-    """Record the app's saved step results as ``write ok step_saved`` events; how many (0 if not configured)."""
-    query = run.config.results_query
-    if not query or run.history.events().by_source(v.WRITE, name=v.STEP_SAVED):
-        return 0  # not configured, or the scenario records its own
+def saved_results(query: str, dsn: str) -> list[tuple[Any, ...]]:
+    """The rows of the app's ``results_query``: job_id, step, attempt, call_id, saved_at[, committed_at]."""
     try:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
-            rows = conn.execute(query).fetchall()
+            return conn.execute(query).fetchall()
     except psycopg.Error as exc:
         raise ConfigError(f"results_query failed: {exc}; it must return job_id, step, attempt, call_id, "
                           f"saved_at[, committed_at]", key="results_query") from exc
-    to_monotonic = wall_to_monotonic()
-    for row in rows:
-        job_id, step, attempt, call_id, saved = row[:5]
-        committed = row[5] if len(row) > 5 else None
-        wall = float(saved) if saved is not None else time.time()
-        run.history.record(v.WRITE, "ok", v.STEP_SAVED, job_id=str(job_id), attempt=attempt,
-                           data={"step": step, "table": "results", "call_id": None if call_id is None else str(call_id),
-                                 "attempt": attempt, "refused": False, **committed_data(committed, to_monotonic)},
-                           t=to_monotonic(wall), wall=wall)  # one converter for the whole batch
-    return len(rows)

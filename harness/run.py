@@ -12,7 +12,8 @@ Scenarios annotate it (``def test_x(jq: Run, ...)``). What a scenario uses:
 - ``jq.config``, ``jq.values``, ``jq.database_url`` / ``database_dsn`` / ``redis_url``,
   ``jq.scaled()``, ``jq.rng``, ``jq.seed``, ``jq.history``, ``jq.artifacts``.
 
-The session's side (collecting the evidence, saving logs, closing) is private.
+The verdict's side (``harness.verdict``) reads the run through ``catch_up()``,
+``service_log()``, ``job_logs`` and ``opened``, and ends it with ``close()``.
 """
 from __future__ import annotations
 
@@ -24,20 +25,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.checks.needs import (EXPECT, HEARTBEAT_SOURCE, LEDGER_SOURCE, READ, SNAPSHOT_SOURCE, STATE_LOG_SOURCE,
-                                  WORKER_LOG_SOURCE)
 from harness.config import Config
 from harness.errors import SettleTimeout
-from harness.evidence import JobTable, Snapshot, attempt_deaths, hard_limit_kills, tasks_received
-from harness.evidence.clock import WALL_CLOCK, wall_to_monotonic
+from harness.evidence import JobTable
+from harness.evidence.clock import WALL_CLOCK
 from harness.evidence.job_logs import JobLogs
 from harness.failpoints.control import FailpointControl
 from harness.faults import Faults
-from harness.history import History, Record, Recorder
+from harness.history import Record, Recorder
 from harness.history import vocabulary as v
-from harness.history.converters import (events_from_attempt_deaths, events_from_hard_limit_kills,
-                                        events_from_heartbeats, events_from_ledger, events_from_state_log,
-                                        events_from_triggers)
+from harness.history.converters import events_from_heartbeats, events_from_state_log
 from harness.paidapi.control import PaidAPIControl
 from harness.pending import SettleOutcome, Settler
 from harness.pending.sources import Sources
@@ -45,7 +42,6 @@ from harness.proxy.client import ProxyClient
 from harness.stack.stack import Stack
 from harness.stack.worker import WorkerPool
 from harness.streams import StatusStreams
-from harness.sweep_evidence import record_sweep_predicate
 
 
 def artifacts_dir_for(root: Path, nodeid: str) -> Path:
@@ -66,6 +62,8 @@ class Run:
     history: Recorder
     record: Record
     jobs: JobTable
+    job_logs: JobLogs
+    opened: float
     paidapi: PaidAPIControl
     proxy: ProxyClient
     failpoints: FailpointControl
@@ -80,7 +78,7 @@ class Run:
         self.nodeid = nodeid
         self.seed = config.seed
         self.artifacts = artifacts
-        self._opened = time.monotonic()
+        self.opened = time.monotonic()  # wall-clock steps since then are shown on the timeline
         WALL_CLOCK.start()  # from here on a step of the wall clock cannot misplace the database's times
         shutil.rmtree(self.artifacts, ignore_errors=True)  # evidence of an earlier run of this test
         self.artifacts.mkdir(parents=True)
@@ -89,7 +87,7 @@ class Run:
         self.history = Recorder(self.artifacts / "history.jsonl")
         self.record = Record(self.history)  # what the scenario saw the app do, in the checkers' words
         self.jobs = JobTable.from_config(config)
-        self._job_logs = JobLogs(self.jobs, stack.postgres.dsn)  # read as they grow: see _catch_up
+        self.job_logs = JobLogs(self.jobs, stack.postgres.dsn)  # read as they grow: see catch_up
         self._catch_up_lock = threading.Lock()
         self.paidapi = stack.paidapi.control()
         self.proxy = stack.proxy.client()
@@ -140,88 +138,38 @@ class Run:
         timeout = self.config.settle_timeout if timeout is None else timeout
         outcome = self.settler.wait(timeout)
         self.settle_outcome = outcome
-        self.history.record("harness", "ok" if outcome.settled else "info", "settle",
+        self.history.record(v.HARNESS, "ok" if outcome.settled else "info", v.SETTLE,
                             data={"settled": outcome.settled, "waited": round(outcome.waited, 3),
                                   "timeout": timeout, "pending": [p.to_dict() for p in outcome.pending]})
         if not outcome.settled:
             raise SettleTimeout(outcome)
         return outcome
 
-    # -- the session's side ------------------------------------------------------------
-    def _collect(self) -> tuple[History, Snapshot]:
-        """For the session: merge every source of evidence into the history; take the final DB snapshot."""
-        ledger = self.paidapi.ledger()
-        self.history.extend(events_from_ledger(ledger))
-        self._read(LEDGER_SOURCE, len(ledger))  # checkers tell "read, empty" from "never read"
-        self.history.extend(events_from_triggers(self.failpoints.triggers()))
-        instrument = getattr(self.stack, "instrument", None)
-        if instrument is not None:
-            from harness.instrument.control import events_from_records
+    def expect(self, **counts: int) -> None:
+        """Record what the scenario declared it makes (``paid_calls=0``, ``jobs=0``) for the checkers."""
+        self.record.expected(**counts)
 
-            self.history.extend(events_from_records(instrument.records()))
-        self._catch_up()  # the logs' tail: what was read during the run is in the history already
-        changes = self._job_logs.changes
-        self._read(STATE_LOG_SOURCE, len(changes))  # the rows read in all, during the run and now
-        self.history.extend(events_from_attempt_deaths(attempt_deaths(changes, self.jobs.terminal_states)))
-        beats = self._job_logs.beats
-        if beats is not None:  # config names a heartbeat column: the app's liveness evidence
-            self._read(HEARTBEAT_SOURCE, len(beats))
-        self._collect_hard_limit_kills()
-        for at, step in WALL_CLOCK.steps_since(self._opened):  # shown on the timeline: it explains odd wall times
-            self.history.record(v.HARNESS, "ok", v.WALL_CLOCK_STEPPED, t=at, data={"step_s": step})
-        from harness.limits import record_limits, record_results
-
-        record_limits(self)  # the app's declared limits and saved results: generic invariants' evidence
-        record_results(self, self.database_dsn)
-        record_sweep_predicate(self)  # the rows the app's sweep must still handle
-        snapshot = self.jobs.snapshot(self.database_dsn)
-        self.streams.finish(self.history.events(), snapshot)  # what they told, caught up with the database
-        self._read(SNAPSHOT_SOURCE, len(snapshot.jobs))
-        snapshot.save(self.artifacts / "snapshot.json")
-        return self.history.events(), snapshot
-
-    def _catch_up(self) -> None:
+    # -- what collecting the evidence reads (harness.evidence.collect) ------------------
+    def catch_up(self) -> None:
         """Move the job state log and heartbeat log rows logged since the last call into the history.
 
         A long run calls it as it goes (the nightly's monitor, every few
-        seconds), so that ``_collect`` at the end reads, converts and records
+        seconds), so that collecting at the end reads, converts and records
         only the tail. Safe from any thread; a database that cannot be
         read now raises, and loses nothing: the next call reads those rows.
         """
         with self._catch_up_lock:
-            changes, beats = self._job_logs.read_new()
+            changes, beats = self.job_logs.read_new()
             self.history.extend(events_from_state_log(changes))
             self.history.extend(events_from_heartbeats(beats))
 
-    def _collect_hard_limit_kills(self) -> None:
-        """The Celery workers' logs of this test: tasks killed at their hard time limit."""
-        kills, received = [], 0
-        for worker in self.stack.workers.workers:
-            text = worker.logs_since(self._log_offsets.get(worker.name, 0))
-            kills += hard_limit_kills(worker.name, text)
-            received += tasks_received(text)
-        self.history.extend(events_from_hard_limit_kills(kills, wall_to_monotonic()))
-        self.history.record(v.HARNESS, "ok", READ,
-                            data={"source": WORKER_LOG_SOURCE, "records": len(kills), "tasks_received": received})
+    def service_log(self, service: Any) -> str:
+        """What ``service`` (a worker, an app process, a server of the stack) logged since this run began."""
+        return service.logs_since(self._log_offsets.get(service.name, 0))
 
-    def _read(self, source: str, records: int) -> None:
-        self.history.record(v.HARNESS, "ok", READ, data={"source": source, "records": records})
-
-    def expect(self, **counts: int) -> None:
-        """Record what the scenario declared it makes (``paid_calls=0``, ``jobs=0``) for the checkers."""
-        self.history.record(v.HARNESS, "ok", EXPECT, data=counts)
-
-    def _save_logs(self) -> Path:
-        """For the session: write each service's log lines from this test into ``<artifacts>/logs``."""
-        folder = self.artifacts / "logs"
-        folder.mkdir(exist_ok=True)
-        for svc in self.stack.services():
-            (folder / f"{svc.name}.log").write_text(svc.logs_since(self._log_offsets.get(svc.name, 0)))
-        return folder
-
-    def _close(self) -> None:
-        """For the session: stop the settle's readers and close the history."""
+    def close(self) -> None:
+        """Stop the settle's readers and close the job logs and the history (the session does, at teardown)."""
         self.sources.close()
         self.streams.close()
-        self._job_logs.close()
+        self.job_logs.close()
         self.history.close()

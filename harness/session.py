@@ -1,8 +1,10 @@
-"""The plugin's state for one pytest process: the resolved config, the stack, the verdicts."""
+"""The plugin's state for one pytest process: the resolved config, the stack, the verdicts.
+
+Hooks and the stack's life only: turning a run into its verdict is ``harness.verdict``'s.
+"""
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -11,29 +13,17 @@ import pytest
 from harness import config as cfg
 from harness import markers
 from harness._signals import QUICK_STOP, StopOnSignal
-from harness.checks import Result, Verdict, run_checks, violation_error
-from harness.checks.failure import failure_text, format_result
-from harness.checks.generic import applicable, decided
-from harness.checks.landed import faults_landed
-from harness.checks.runner import checker_name
-from harness.errors import ConfigError, HarnessError, SettleTimeout
-from harness.isolation import isolate
-from harness.leaks import created_jobs, leaked_to_later, no_work_from_earlier_tests, without_leaks
-from harness.pending.verdict import settle_result
+from harness.checks import Verdict
+from harness.checks.failure import failure_text
+from harness.errors import ConfigError, SettleTimeout
+from harness.report import junit_properties
 from harness.run import Run, artifacts_dir_for
 from harness.stack import reaper
 from harness.stack.stack import Stack
+from harness.verdict import Verdicts
 
 VERDICT_KEY = pytest.StashKey[Verdict]()
 WORKER_VERDICTS = "jobquake_verdicts"  # key of a worker's verdicts in xdist's workeroutput
-
-
-class UnknownVerdictWarning(UserWarning):
-    """An invariant could not be decided and ``on_unknown = "warn"`` lets its test pass."""
-
-
-class ScenarioError(HarnessError):
-    """A scenario that cannot be judged as written (e.g. it runs no checker)."""
 
 
 class JobquakeSession:
@@ -48,8 +38,12 @@ class JobquakeSession:
         self.signals = StopOnSignal().install()  # SIGTERM / SIGHUP clean up as Ctrl-C does
         self._stack: Stack | None = None
         self._run: Run | None = None
-        self.verdicts: dict[str, Verdict] = {}
-        self._created_by: dict[str, str] = {}  # job id -> the test that created it (leak reports)
+        self.judged = Verdicts(seed=self.settings.seed, on_unknown=self.settings.on_unknown)
+
+    @property
+    def verdicts(self) -> dict[str, Verdict]:
+        """Every test's verdict so far (an xdist controller's: every worker's too), by node id."""
+        return self.judged.by_test
 
     @property
     def artifacts_root(self) -> Path:
@@ -95,6 +89,15 @@ class JobquakeSession:
             raise error
         return result
 
+    def _judge(self, item: pytest.Item, run: Run, *, settle: bool) -> BaseException | None:
+        """The verdict of ``item``'s run, kept where pytest reports it; the exception that fails the test."""
+        marker = item.get_closest_marker("jobquake")
+        opts = markers.ScenarioOptions.from_kwargs(marker.kwargs if marker else {})
+        judgement = self.judged.judge(run, item.nodeid, opts, settle=settle)
+        item.stash[VERDICT_KEY] = judgement.verdict
+        item.user_properties.extend(junit_properties(judgement.verdict, self.settings.seed, run.artifacts))
+        return judgement.error
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         path = self.pytest_config.getoption("jobquake_list_catches")
         if path:
@@ -130,59 +133,7 @@ class JobquakeSession:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist: gather a worker's verdicts, so the table and run.json are those of a serial run."""
         raw = getattr(node, "workeroutput", {}).get(WORKER_VERDICTS) or {}
-        self.verdicts.update({nodeid: Verdict.from_dict(v) for nodeid, v in raw.items()})
-
-    # -- the verdict ---------------------------------------------------------------
-    def _judge(self, item: pytest.Item, run: Run, *, settle: bool) -> BaseException | None:
-        run.faults.heal_all(before_verdict=True)  # heal, then check (Jepsen's final generator)
-        marker = item.get_closest_marker("jobquake")
-        opts = markers.ScenarioOptions.from_kwargs(marker.kwargs if marker else {})
-        if settle and opts.settle is not False:
-            bound = opts.settle if not isinstance(opts.settle, bool) else None
-            try:
-                run.settle(bound)
-            except SettleTimeout:
-                pass  # a result below (settled_before_verdict), with what was pending
-        if opts.expect:
-            run.expect(**opts.expect)
-        history, snapshot = run._collect()
-        leaks = no_work_from_earlier_tests(history, self._created_by)
-        judged = without_leaks(history) if leaks.valid is False else history
-        checkers = opts.checkers() + ([faults_landed] if run.faults.injected else [])  # each fault must land
-        if not checkers:
-            raise ScenarioError(f"{item.nodeid} runs no checker: nothing would be judged")
-        generic = applicable(judged, snapshot, skip=opts.skip_checks, already=map(checker_name, checkers))
-        verdict = run_checks(checkers + generic, judged, snapshot, opts.options)
-        verdict = Verdict(tuple(decided(verdict.results, generic)), verdict.options)
-        verdict = self._apart(item.nodeid, verdict, leaks, settle_result(run.settle_outcome))
-        self._created_by.update(dict.fromkeys(created_jobs(history), item.nodeid))
-        self._save(item, run, history, snapshot, verdict)
-        unknown_fails = self.settings.on_unknown == "fail"
-        if not unknown_fails:
-            for result in verdict.unknown():
-                warnings.warn(UnknownVerdictWarning("\n".join(format_result(result))), stacklevel=2)
-        return violation_error(verdict, str(run.artifacts), self.settings.seed, item.nodeid,
-                               unknown_fails=unknown_fails)
-
-    def _apart(self, nodeid: str, verdict: Verdict, leaks: Result, unsettled: Result | None) -> Verdict:
-        """Add what keeps tests apart: a settle that timed out, work leaked from earlier tests
-        (also recorded as a failure of the test it leaked from)."""
-        extra = tuple(r for r in (unsettled, leaks) if r is not None and r.valid is False)
-        for origin in leaks.details.get("leaked_from", []) if leaks.valid is False else []:
-            if origin in self.verdicts:
-                earlier = self.verdicts[origin]
-                self.verdicts[origin] = Verdict(earlier.results + (leaked_to_later(nodeid, leaks),),
-                                                earlier.options)
-        return Verdict(verdict.results + extra, verdict.options) if extra else verdict
-
-    def _save(self, item: pytest.Item, run: Run, history, snapshot, verdict: Verdict) -> None:
-        from harness.report import junit_properties, write_artifacts
-
-        write_artifacts(run.artifacts, history, snapshot, verdict, title=item.nodeid,
-                        seed=self.settings.seed, nodeid=item.nodeid)
-        item.stash[VERDICT_KEY] = verdict
-        self.verdicts[item.nodeid] = verdict
-        item.user_properties.extend(junit_properties(verdict, self.settings.seed, run.artifacts))
+        self.judged.by_test.update({nodeid: Verdict.from_dict(v) for nodeid, v in raw.items()})
 
     # -- stack lifecycle -----------------------------------------------------------
     def stack(self) -> Stack:
@@ -223,10 +174,7 @@ class JobquakeSession:
         return self._run
 
     def finish(self, node: pytest.Item, run: Run) -> None:
-        run.faults.heal_all()
         try:
-            isolate(run, run.settler.read_all())  # nothing of this test may reach the next one
+            self.judged.finish(run)
         finally:
-            run._save_logs()
-            run._close()
             self._run = None

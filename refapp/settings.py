@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from refapp import mutants
+from refapp import catalogue
 
 T = TypeVar("T")
 
@@ -89,7 +89,7 @@ def _route(raw: str) -> str:
 def load(env: Mapping[str, str] | None = None) -> Settings:
     """Read the settings from ``env`` (default: the process environment).
 
-    Raises SettingsError for a bad value and mutants.UnknownMutant for a
+    Raises SettingsError for a bad value and catalogue.UnknownMutant for a
     mutant name nobody defined, so a typo stops the process at start.
     """
     env = os.environ if env is None else env
@@ -103,7 +103,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         sqs_region=_get(env, "REFAPP_SQS_REGION", str, "us-east-1"),
         sqs_queue=_get(env, "REFAPP_SQS_QUEUE", str, "refapp-jobs"),
         time_scale=_get(env, "REFAPP_TIME_SCALE", _positive(float), 1.0),
-        mutants=mutants.parse(env.get(mutants.ENV_VAR, "")),
+        mutants=catalogue.parse(env.get(catalogue.ENV_VAR, "")),
         model_deadline_s=_get(env, "REFAPP_MODEL_DEADLINE_S", _positive(float), None),
         db_pool_size=_get(env, "REFAPP_DB_POOL_SIZE", _positive(int), 5),
         db_max_overflow=_get(env, "REFAPP_DB_MAX_OVERFLOW", _non_negative_int, 5),
@@ -149,6 +149,6 @@ def for_process() -> Settings:
     """The settings, or exit with status 2 and a clear message (entry points call this first)."""
     try:
         return get()
-    except (SettingsError, mutants.UnknownMutant) as exc:
+    except (SettingsError, catalogue.UnknownMutant) as exc:
         print(f"refapp: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -42,7 +42,6 @@ from __future__ import annotations
 import pytest
 
 from harness import wait_until
-from harness.faults._proc import process_tree
 from refapp.failpoints import HEARTBEAT_WRITTEN, RELAY_BETWEEN_SEND_AND_MARK
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
@@ -53,10 +52,9 @@ DOCUMENTS = [f"page {i} of the annual report" for i in range(5)]
 
 def worker_of(jq, pid: int, what: str) -> str:
     """The name of the worker whose process tree holds ``pid`` (which did ``what``)."""
-    for worker in jq.workers.workers:
-        if pid in process_tree(worker.pid):
-            return worker.name
-    raise AssertionError(f"no worker's process tree holds pid {pid} ({what})")
+    holder = jq.workers.holding(pid)
+    assert holder is not None, f"no worker's process tree holds pid {pid} ({what})"
+    return holder.name
 
 
 # The overlap of sweeper-judges-by-start-time shows only when attempt 3 starts while attempt 2's call

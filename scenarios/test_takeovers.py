@@ -31,7 +31,6 @@ from __future__ import annotations
 import pytest
 
 from harness import Run, wait_until
-from harness.faults._proc import process_tree
 from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK, TASK_CLAIM_READ, TASK_ITEM
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
@@ -40,14 +39,6 @@ MARGIN = 10.0  # seconds a wait may take on a busy machine
 FIRST_PAID_STEP = "doc-0.categorise"
 DOCUMENTS = ["Invoice 12: payable within 30 days", "Dear Sir, regards"]
 CHECKS = ["no_live_attempt_taken", "no_overlapping_attempts"]
-
-
-def worker_of(jq: Run, pid: int) -> str:
-    """The name of the worker whose process tree holds ``pid``."""
-    for worker in jq.workers.workers:
-        if pid in process_tree(worker.pid):
-            return worker.name
-    raise AssertionError(f"no worker's process tree holds pid {pid}")
 
 
 def age(refapp, job_id: str, column: str) -> float:
@@ -101,7 +92,7 @@ def test_a_frozen_workers_job_claimed_again_gets_a_new_token(jq: Run, refapp):
 
     held = gate.wait(timeout=MARGIN)
     first = int(held["caller_pid"])  # attempt 1's process, paying for document 0
-    frozen = jq.faults.pause_service(worker_of(jq, first))
+    frozen = jq.faults.pause_service(jq.workers.holding(first).name)
     stale = sqs.budget(jq, "heartbeat_stale")
     wait_until(lambda: age(refapp, job_id, "heartbeat_at") > stale, timeout=stale + MARGIN,
                what="attempt 1's heartbeat to go stale")

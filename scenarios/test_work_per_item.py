@@ -5,7 +5,7 @@ database itself (``pg_stat_statements``, through ``harness.work.TableWork``):
 every statement that read or wrote each table while the batch ran, the
 background's polling (the sweeper, the relay, the dashboard catching up)
 taken out. ``work_per_item`` divides each table's count by the items and
-holds it to refapp's declared budget (``refapp.budgets.QUERIES_PER_ITEM``,
+holds it to refapp's declared budget (``refapp.layered_limits.QUERIES_PER_ITEM``,
 through config ``limits``), ``"*"`` for every table refapp does not name.
 
 Bugs: ``import-category-query-per-row`` (each row's category looked up with

@@ -3,12 +3,36 @@
 ``tests/ownapp`` is a project of its own (its pyproject, its scenarios),
 run from its own folder by ``tests/integration/test_ownapp.py``; it is not
 collected as part of this suite.
+
+The two tiers are decided here, in one place: ``tests/common/tiers.py``
+names the slow tests, and the hook below marks them ``slow``.
 """
+from pathlib import Path
+
 import pytest
 
 from harness.stack import reaper
+from tests.common import tiers
 
 collect_ignore = ["ownapp"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--tier-durations", metavar="PATH", type=Path, default=None,
+                     help="record each test's duration (setup + call + teardown) in PATH, merged with the tests "
+                          f"recorded there before; tests/quality/test_tiers.py reads {tiers.DEFAULT_RECORD}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("--tier-durations")
+    if path is not None:
+        config.pluginmanager.register(tiers.DurationRecorder(path), "tier-durations")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tiers.mark_slow(items)
+    if hasattr(config, "workerinput"):  # an xdist worker: the order its controller hands tests out in
+        items[:] = tiers.slow_first(items)
 
 
 @pytest.fixture(scope="session", autouse=True)

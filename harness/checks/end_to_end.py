@@ -38,7 +38,6 @@ from harness.history.event import INVOKE
 from harness.history.history import History
 
 NAME = "end_to_end_deadline"
-LIMITS = "limits"  # budget event name: the app's layered limits
 STEP_BLOCKED = "step_blocked"
 ATTEMPT_BLOCKED = "attempt_blocked"
 DEFAULT_SLACK = 0.5  # of the bound: a loaded machine stretches the work between a timeout and the next sign
@@ -47,7 +46,7 @@ MIN_SLACK = 0.5  # seconds: the work between the client giving up and the app's 
 
 def declared_limits(history: History) -> dict[str, Any]:
     """The app's declared limits (the last ``budget ok limits`` event's data), {} when none."""
-    events = history.by_source(v.BUDGET, name=LIMITS)
+    events = history.by_source(v.BUDGET, name=v.LIMITS)
     return dict(events[-1].data) if events else {}
 
 

@@ -70,7 +70,7 @@ from harness.checks.end_to_end import declared_limits
 from harness.checks.kept_tokens import judge_kept_token, kept_token_takeovers
 from harness.checks.landed import windows
 from harness.checks.liveness_faults import cuts_off, fired_pids, hits_owner, in_force
-from harness.checks.needs import HEARTBEAT_SOURCE, Missing, Need, read_count
+from harness.checks.needs import Missing, Need, read_count
 from harness.checks.paid_calls import calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
@@ -92,7 +92,7 @@ def _beats(history: History) -> tuple[Event, ...]:
 def _heartbeats(history: History, snapshot: Snapshot | None) -> Missing | None:
     if _beats(history):
         return None
-    if read_count(history, HEARTBEAT_SOURCE) is None:
+    if read_count(history, v.HEARTBEAT_SOURCE) is None:
         return Missing("the heartbeat log was not read (config names no job_heartbeat_column)")
     return Missing("no heartbeat was logged: the job table's heartbeat column never moved")
 

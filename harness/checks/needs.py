@@ -28,16 +28,8 @@ from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import OK
 from harness.history.history import History
+from harness.history.vocabulary import EXPECT, LEDGER_SOURCE, READ, STATE_LOG_SOURCE
 
-# sources of evidence, as ``harness ok read`` names them
-LEDGER_SOURCE = "paidapi_ledger"
-STATE_LOG_SOURCE = "state_log"
-SNAPSHOT_SOURCE = "snapshot"
-HEARTBEAT_SOURCE = "heartbeat_log"
-WORKER_LOG_SOURCE = "worker_logs"  # records: the hard-limit kills found in the Celery workers' logs
-STREAMS_SOURCE = "status_streams"  # records: the states the status streams told (harness.streams)
-READ = "read"
-EXPECT = "expect"
 SHOWN = 5  # records quoted with a missing-evidence reason
 
 

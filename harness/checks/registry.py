@@ -15,8 +15,7 @@ from harness.checks.done_steps import no_paid_call_for_done_step
 from harness.checks.deadline import deadline_honoured
 from harness.checks.landed import faults_landed
 from harness.checks.overlap import no_overlapping_attempts
-from harness.checks.needs import Need
-from harness.checks.runner import Checker, checker_name, checker_needs
+from harness.checks.runner import Checker, checker_name
 from harness.checks.status_events import status_events_consistent
 from harness.checks.submissions import no_lost_submission
 from harness.checks.sweep import sweep_complete
@@ -79,14 +78,3 @@ def checkers_by_name(names: Iterable[str]) -> list[Checker]:
         found.append(CHECKERS[name])
     return found
 
-
-def evidence_of(checker: Checker) -> tuple[Need, ...]:
-    """The evidence an invariant reads (for its reference page): the needs it declares, then those that
-    switch it on after every scenario (``generic.WHERE_EVIDENCE``), each once."""
-    from harness.checks.generic import WHERE_EVIDENCE
-
-    found = list(checker_needs(checker))
-    for candidate, needs in WHERE_EVIDENCE:
-        if checker_name(candidate) == checker_name(checker):
-            found += [n for n in needs if n not in found]
-    return tuple(found)

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.checks.landed import Window, windows
-from harness.checks.needs import STREAMS_SOURCE, Missing, Need, last_read
+from harness.checks.needs import Missing, Need, last_read
 from harness.checks.result import Result, invalid_result, valid_result
 from harness.checks.runner import invariant
 from harness.evidence.snapshot import Snapshot
@@ -79,7 +79,7 @@ def stream_logs(history: History) -> dict[str, StreamLog]:
             log.told.append(event)
         else:
             log.closes.append(event)
-    for entry in (last_read(history, STREAMS_SOURCE) or {}).get("streams") or []:
+    for entry in (last_read(history, v.STREAMS_SOURCE) or {}).get("streams") or []:
         if str(entry.get("stream")) in logs:
             logs[str(entry["stream"])].connected_at_end = bool(entry.get("connected"))
     return logs

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from harness.checks.landed import Window, windows
 from harness.checks.liveness_faults import PROCESS_FAULTS, in_force
-from harness.checks.needs import WORKER_LOG_SOURCE, Missing, Need, last_read
+from harness.checks.needs import Missing, Need, last_read
 from harness.checks.result import Result, invalid_result, valid_result
 from harness.checks.runner import invariant
 from harness.evidence.snapshot import Snapshot
@@ -35,7 +35,7 @@ NAME = "soft_limit_honoured"
 
 def tasks_received(history: History) -> int | None:
     """Tasks the workers logged as received in this test; None when their logs were not read."""
-    read = last_read(history, WORKER_LOG_SOURCE)
+    read = last_read(history, v.WORKER_LOG_SOURCE)
     return None if read is None else int(read.get("tasks_received") or 0)
 
 

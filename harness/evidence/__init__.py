@@ -1,8 +1,12 @@
 """Evidence read back from the app's database: its job table, a final snapshot of it, its state log.
 
-The layer below ``history`` and ``checks``: it imports only ``config`` and
-``errors`` (``tests/quality/test_layers.py`` holds it to that), and speaks
-in its own rows; ``harness.history.converters`` turns them into events.
+The layer below ``history`` and ``checks``: its readers import only
+``config`` and ``errors`` (``tests/quality/test_layers.py`` holds them to
+that), and speak in their own rows; ``harness.history.converters`` turns
+them into events. One module stands apart: ``collect.py`` reads a finished
+run's evidence through these readers into its history, a list of sources
+high above them (the layer test places it above ``run``); it is not
+imported here.
 
 * ``JobTable`` (``job_table.py``): the app's job table as config names it:
   ``check(dsn)``, ``snapshot(dsn)``, ``pending(dsn)``, ``state_changes(dsn)``;

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.run import Run
+    from harness.faults.target import RunTarget
 
 SHOWN = 3  # matching lines quoted in the history
 
@@ -20,7 +20,7 @@ SHOWN = 3  # matching lines quoted in the history
 class AppLogWatch:
     """Log offsets of every app process and worker, taken now."""
 
-    def __init__(self, run: Run):
+    def __init__(self, run: RunTarget):
         self.run = run
         self.offsets = {svc.name: svc.log_offset() for svc in self._services()}
 

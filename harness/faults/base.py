@@ -16,7 +16,7 @@ wrong surfaces as a ``FaultError`` naming the fault.
 A subclass that sets ``name`` in its own body registers itself in
 ``REGISTRY``: that one registration is where the list of faults comes from
 (``registry.FAULTS``, the methods of ``jq.faults``, ``harness.faults``'s
-exports and the README's table).
+exports and the faults reference page, docs/reference/faults.md).
 
 Argument order, for every fault: the first parameter names what the fault
 acts on (a service, a proxy, a failpoint, a table); how and when come after.
@@ -32,7 +32,7 @@ from harness.errors import FaultError
 from harness.history import vocabulary as v
 
 if TYPE_CHECKING:
-    from harness.run import Run
+    from harness.faults.target import RunTarget
 
 NEW, INJECTED, HEALED = "new", "injected", "healed"
 
@@ -66,7 +66,7 @@ class Fault:
         REGISTRY[name] = cls
 
     def __init__(self) -> None:
-        self._run: Run | None = None
+        self._run: RunTarget | None = None
         self._state = NEW
         self._lock = threading.RLock()
         # what went wrong outside inject()/heal(), e.g. a deferred fault whose moment never
@@ -91,13 +91,13 @@ class Fault:
         """``{"fault": name, **params}``: enough to rebuild this fault with ``from_spec``."""
         return {"fault": self.name, **self.params()}
 
-    def bind(self, run: Run) -> Self:
+    def bind(self, run: RunTarget) -> Self:
         """Attach the run whose stack and history this fault uses; returns self."""
         self._run = run
         return self
 
     @property
-    def run(self) -> Run:
+    def run(self) -> RunTarget:
         """The run this fault is bound to; FaultError when it is not bound yet."""
         if self._run is None:
             raise self.error("not bound to a run: call bind(jq) or use jq.faults")
@@ -108,7 +108,7 @@ class Fault:
         """True between a successful ``inject()`` and its ``heal()``."""
         return self._state == INJECTED
 
-    def inject(self, run: Run | None = None) -> Self:
+    def inject(self, run: RunTarget | None = None) -> Self:
         """Inject the fault (bound to ``run`` if given); FaultError if it cannot be."""
         if run is not None:
             self.bind(run)

@@ -30,7 +30,7 @@ from harness.faults.base import Fault
 from harness.faults.registry import FAULTS, from_spec, table
 
 if TYPE_CHECKING:
-    from harness.run import Run
+    from harness.faults.target import RunTarget
 
 F = TypeVar("F", bound=Fault)
 
@@ -42,7 +42,7 @@ class FaultHealWarning(UserWarning):
 class Faults:
     """The faults injected in one run (one method per fault: see the table below)."""
 
-    def __init__(self, run: Run):
+    def __init__(self, run: RunTarget):
         self.run = run
         self.injected: list[Fault] = []
         self.errors: list[FaultError] = []

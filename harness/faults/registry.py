@@ -55,7 +55,7 @@ def summary(cls: type[Fault]) -> str:
 
 
 def table() -> str:
-    """Every registered fault and what it does, as a Markdown table (the README's, ``Faults``' docstring)."""
+    """Every registered fault and what it does, as a Markdown table (docs/reference/faults.md's, ``Faults``' docstring)."""
     rows = [f"| `jq.faults.{name}({_first(cls)})` | {summary(cls)} |" for name, cls in FAULTS.items()]
     return "\n".join(["| fault | what it does |", "|---|---|", *rows])
 

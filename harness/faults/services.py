@@ -19,17 +19,17 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import redis
 
+from harness._proc import process_tree
 from harness._wait import wait_until
 from harness.errors import FaultError, FaultWaitTimeout, ServiceError, WaitTimeout
 from harness.faults import _params as p
 from harness.faults._app_logs import AppLogWatch
-from harness.faults._proc import process_tree
 from harness.faults.base import DEFERRED, Fault
 from harness.faults.when import When, parse_when, wait_for_moment, waiting_messages
 from harness.history import vocabulary as v
 
 if TYPE_CHECKING:
-    from harness.run import Run
+    from harness.faults.target import RunTarget
     from harness.stack.process import ProcessService
 
 # what Celery / kombu / redis-py log when the broker is gone (the app's evidence of an outage)
@@ -46,7 +46,7 @@ DATABASE_GONE = r"OperationalError|server closed the connection|terminating conn
 EFFECT_TIMEOUT = 5.0  # seconds a fault may take to show its effect
 
 
-def resolve_service(run: Run, name: str, fault: str) -> ProcessService:
+def resolve_service(run: RunTarget, name: str, fault: str) -> ProcessService:
     """The stack's service, app process or worker called ``name`` (``jq.stack.service(name)``)."""
     try:
         return run.stack.service(name)
@@ -55,7 +55,7 @@ def resolve_service(run: Run, name: str, fault: str) -> ProcessService:
                          fault=fault) from exc
 
 
-def role_of(run: Run, target: ProcessService) -> str:
+def role_of(run: RunTarget, target: ProcessService) -> str:
     """``worker``, ``infrastructure`` or ``app``: what the landing rules tell apart."""
     if target in run.stack.workers.workers:
         return "worker"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from harness.failpoints.control import Armed
     from harness.faults.base import Fault
     from harness.paidapi.control import Gate
-    from harness.run import Run
+    from harness.faults.target import RunTarget
 
 DEFAULT_TIMEOUT = 30.0  # seconds a moment may take to come before the fault fails
 POLL_SLICE = 0.2  # seconds per long-poll, so a heal is noticed quickly
@@ -43,14 +43,14 @@ class When:
     def spec(self) -> Any:
         raise NotImplementedError
 
-    def arm(self, run: Run, fault: str, *, hang: bool) -> None:
+    def arm(self, run: RunTarget, fault: str, *, hang: bool) -> None:
         """Prepare to catch the moment (``hang``: hold the app there rather than let it kill itself)."""
 
-    def wait(self, run: Run, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
+    def wait(self, run: RunTarget, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
         """Block until the moment; its details, None if cancelled; FaultError after ``timeout``."""
         return {}
 
-    def disarm(self, run: Run) -> None:
+    def disarm(self, run: RunTarget) -> None:
         """Undo ``arm`` (let anything held go on). Idempotent."""
 
     def __repr__(self) -> str:
@@ -78,10 +78,10 @@ class InFlight(When):
     def spec(self) -> Any:
         return {"in_flight": {"job_id": self.job_id, "step": self.step, "timeout": self.timeout}}
 
-    def arm(self, run: Run, fault: str, *, hang: bool) -> None:
+    def arm(self, run: RunTarget, fault: str, *, hang: bool) -> None:
         self._gate = run.paidapi.gate(job_id=self.job_id, step=self.step)
 
-    def wait(self, run: Run, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
+    def wait(self, run: RunTarget, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
         deadline = time.monotonic() + self.timeout
         while not cancelled.is_set() and self._gate is not None:
             left = deadline - time.monotonic()
@@ -97,7 +97,7 @@ class InFlight(When):
                     "caller_pid": call.get("caller_pid")}
         return None
 
-    def disarm(self, run: Run) -> None:
+    def disarm(self, run: RunTarget) -> None:
         """Heal the gate: the held call goes on, and is billed though its client may be gone."""
         gate, self._gate = self._gate, None
         if gate is not None:
@@ -118,14 +118,14 @@ class AtFailpoint(When):
     def spec(self) -> Any:
         return {"at_failpoint": {"name": self.name, "match": self.match, "timeout": self.timeout}}
 
-    def arm(self, run: Run, fault: str, *, hang: bool) -> None:
+    def arm(self, run: RunTarget, fault: str, *, hang: bool) -> None:
         # "kill": the process that fires SIGKILLs its own group (nothing runs after the seam);
         # "hang": it waits there until the harness has signalled it
         self.action = "hang" if hang else "kill"
         params = {} if hang else {"group": True}
         self._armed = run.failpoints.arm(self.name, self.action, once=True, match=self.match, **params)
 
-    def wait(self, run: Run, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
+    def wait(self, run: RunTarget, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
         deadline = time.monotonic() + self.timeout
         while not cancelled.is_set() and self._armed is not None:
             records = self._armed.triggers()
@@ -141,7 +141,7 @@ class AtFailpoint(When):
             cancelled.wait(0.01)
         return None
 
-    def disarm(self, run: Run) -> None:
+    def disarm(self, run: RunTarget) -> None:
         armed, self._armed = self._armed, None
         if armed is not None:
             armed.heal()
@@ -168,7 +168,7 @@ class Queued(When):
     def spec(self) -> Any:
         return {"queued": {"job_id": self.job_id, "timeout": self.timeout}}
 
-    def wait(self, run: Run, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
+    def wait(self, run: RunTarget, cancelled: threading.Event, fault: str) -> dict[str, Any] | None:
         deadline = time.monotonic() + self.timeout
         while not cancelled.is_set():
             waiting = waiting_messages(run, self.job_id)
@@ -191,7 +191,7 @@ def wait_for_moment(fault: Fault, when: When, cancelled: threading.Event) -> dic
     return moment
 
 
-def waiting_messages(run: Run, job_id: str | None = None) -> dict[str, int]:
+def waiting_messages(run: RunTarget, job_id: str | None = None) -> dict[str, int]:
     """Queue name -> messages waiting in the run's Redis (those that mention ``job_id``, if given).
 
     A broker that does not answer has nothing waiting that anyone could take.

@@ -39,10 +39,10 @@ import signal as signals
 import threading
 from typing import Any
 
+from harness._proc import process_tree
 from harness._wait import wait_until
 from harness.errors import FaultError, FaultWaitTimeout, WaitTimeout
 from harness.faults import _params as p
-from harness.faults._proc import process_tree
 from harness.faults.base import DEFERRED, Fault
 from harness.faults.when import AtFailpoint, InFlight, Queued, When, parse_when, wait_for_moment
 from harness.history import vocabulary as v
@@ -164,11 +164,11 @@ class KillWorker(Fault):
             raise self.error(f"cannot tell which worker holds call {moment.get('call_id')} of job "
                              f"{moment.get('job_id')}: the call carries no X-Caller-Pid header; no worker "
                              f"was killed")
-        for index, worker in enumerate(self.run.workers.workers):
-            if worker.is_running() and int(caller) in process_tree(worker.pid):
-                return index
-        raise self.error(f"call {moment.get('call_id')} of job {moment.get('job_id')} was made by pid "
-                         f"{caller}, which is in no running worker's process tree; no worker was killed")
+        holder = self.run.workers.holding(int(caller))
+        if holder is None:
+            raise self.error(f"call {moment.get('call_id')} of job {moment.get('job_id')} was made by pid "
+                             f"{caller}, which is in no running worker's process tree; no worker was killed")
+        return self.run.workers.workers.index(holder)
 
     def _at_failpoint(self, moment: dict[str, Any]) -> dict[str, Any]:
         pool = self.run.workers
@@ -191,14 +191,13 @@ class KillWorker(Fault):
         return {"worker": ",".join(pool[i].name for i in dead), "signal": "SIGKILL"}
 
     def _worker_of(self, pid: int) -> int:
-        try:
-            group = os.getpgid(pid)
-        except ProcessLookupError:
-            raise self.error(f"the process {pid} that reached the failpoint is gone") from None
-        for index, worker in enumerate(self.run.workers.workers):
-            if worker.pid == group:
-                return index
-        raise self.error(f"the process {pid} that reached the failpoint is not in any worker's group")
+        """The index of the worker whose process tree holds the process ``pid`` that reached the failpoint."""
+        holder = self.run.workers.holding(pid)
+        if holder is not None:
+            return self.run.workers.workers.index(holder)
+        if not os.path.exists(f"/proc/{pid}"):
+            raise self.error(f"the process {pid} that reached the failpoint is gone")
+        raise self.error(f"the process {pid} that reached the failpoint is not in any worker's process tree")
 
     # -- waiting and healing -------------------------------------------------------
     @property

@@ -10,6 +10,7 @@ a source, type or event name by hand::
     jq.record.submission(None, accepted=None, error=repr(exc))  # the answer was lost
     jq.record.status_event(job_id, "done", attempt=1)       # a status event users were sent
     jq.record.worker("killed", "worker1", pid=81)           # worker lifecycle
+    jq.record.expected(paid_calls=0)                        # what the scenario declared it makes
 """
 from __future__ import annotations
 
@@ -63,3 +64,7 @@ class Record:
         if what not in v.WORKER_LIFECYCLE:
             raise ValueError(f"worker lifecycle event {what!r}; known: {', '.join(v.WORKER_LIFECYCLE)}")
         return self.history.record(v.WORKER, "ok", what, data={"worker": worker, "pid": pid, **data})
+
+    def expected(self, **counts: int) -> Event:
+        """What the scenario declared it makes (``paid_calls=0``, ``jobs=0``), for the checkers' evidence needs."""
+        return self.history.record(v.HARNESS, "ok", v.EXPECT, data=counts)

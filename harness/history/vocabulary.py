@@ -39,11 +39,17 @@ sweep      ok     sweep                {run_id, eligible, processed, failed,
            ok     predicate            {rows, query}               the rows the sweep's own
                                         predicate (config sweep_predicate) selects now
 budget     ok     declared / effective {task, soft, hard}          per-task time limits (s)
+           ok     limits               {chains, step_blocked, ...} the app's layered limits
+                                        (``harness.limits``; read by checks/end_to_end.py)
 query      ok     scan                 {table, scans, items}       table scans for a batch
-           ok     work                 {table, scans, items, seq_scan, idx_scan, background}
-                                        one table's scans for a batch, every table sampled
+           ok     work                 {table, queries, items, background}
+                                        one table's statements for a batch, every table counted
 harness    info   settle               {settled: false}            the run did not settle
                                         (jobs still pending) before its bound
+           ok     read                 {source, records}           the harness read a source of
+                                        evidence (sources: ``*_SOURCE`` below; checks/needs.py)
+           ok     expect               {paid_calls, jobs}          what the scenario declared it makes
+           ok/fail isolate             {left, stopped, remaining}  the test's leftovers removed
 heartbeat  ok     beat                 {attempt, beat_at, beat_t, log_id, writer}
                                         the job row's heartbeat column moved (state-log
                                         trigger): the attempt holding the row beat
@@ -104,7 +110,19 @@ STREAM = "stream"  # source ``event``: the status event stream itself (``info``:
 STREAM_OPENED = "stream_opened"  # source ``event``: a harness stream reader connected (data: stream, url, job_id)
 STREAM_CLOSED = "stream_closed"  # source ``event``: it ended (data: stream, by, error)
 PREDICATE = "predicate"  # source ``sweep``: the rows the sweep's predicate selects (data: rows)
-WORK = "work"  # source ``query``: one table's scans for a batch, every table sampled (data: table, scans, items)
+WORK = "work"  # source ``query``: one table's statements for a batch, every table counted (data: table, queries)
+LIMITS = "limits"  # source ``budget``: the app's layered limits (harness.limits)
+READ = "read"  # source ``harness``: a source of evidence was read (data: source, records)
+EXPECT = "expect"  # source ``harness``: what the scenario declared it makes (data: paid_calls, jobs)
+ISOLATE = "isolate"  # source ``harness``: what the test left was removed (harness.isolation)
+
+# the sources of evidence a ``harness ok read`` event names (checkers tell "read, empty" from "never read")
+LEDGER_SOURCE = "paidapi_ledger"
+STATE_LOG_SOURCE = "state_log"
+SNAPSHOT_SOURCE = "snapshot"
+HEARTBEAT_SOURCE = "heartbeat_log"
+WORKER_LOG_SOURCE = "worker_logs"  # records: the hard-limit kills found in the Celery workers' logs
+STREAMS_SOURCE = "status_streams"  # records: the states the status streams told (harness.streams)
 
 # the typed words of ``harness.history.record.Record`` (and of whoever records worker lifecycle)
 WorkerLifecycle = Literal["start", "ready", "killed", "exited"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from harness.setting_checks import checks_setting
+
 _ARGS = re.compile(r"^args\[(\d+)\]$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CALLABLE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
@@ -22,6 +24,7 @@ class Unresolved(Exception):
     """The expression found no job id in this task run."""
 
 
+@checks_setting("job_id_from")
 def check(expression: str) -> str | None:
     """None when ``expression`` is well formed, else why not."""
     expression = expression.strip()

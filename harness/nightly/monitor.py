@@ -123,7 +123,7 @@ class Monitor:
 
     def _catch_up(self) -> None:
         """Move the job logs' new rows into the history now, so the end-of-run collection reads only the tail."""
-        catch_up = getattr(self.run, "_catch_up", None)
+        catch_up = getattr(self.run, "catch_up", None)
         if catch_up is None:
             return
         try:

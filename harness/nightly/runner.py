@@ -160,11 +160,12 @@ def settle(run: Any, monitor: Monitor, schedule: Schedule, give_up: Callable[[],
 
 def judge(run: Any, schedule: Schedule, driven: Driven, title: str) -> Outcome:
     """Heal, collect the evidence, run the invariants, write the artifacts."""
+    from harness.evidence.collect import collect, save_logs
     from harness.report import write_artifacts
 
     run.faults.heal_all()
     began = time.monotonic()
-    history, snapshot = run._collect()  # the ledger, failpoint triggers, the job state log, the snapshot
+    history, snapshot = collect(run)  # the ledger, failpoint triggers, the job state log, the snapshot
     collected = time.monotonic()
     chosen = invariants(schedule)
     # and every generic invariant whose evidence the run has, as after a scenario (undecided: left out)
@@ -173,7 +174,7 @@ def judge(run: Any, schedule: Schedule, driven: Driven, title: str) -> Outcome:
     verdict = Verdict(tuple(decided(verdict.results, generic)), verdict.options)
     check_s = round(time.monotonic() - collected, 3)
     write_artifacts(run.artifacts, history, snapshot, verdict, title=title, seed=schedule.seed)
-    run._save_logs()
+    save_logs(run)
     return Outcome(schedule, verdict, driven, history, snapshot, run.artifacts, check_s,
                    extra={"collect_s": round(collected - began, 3), "history_events": len(history)})
 
@@ -235,7 +236,7 @@ class NightlyRunner:
             return judge(run, schedule, driven, title)
         finally:
             run.faults.heal_all()
-            run._close()
+            run.close()
             self._run = None
             self._on_run(None)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from harness.errors import ConfigError
+from harness.setting_checks import checks_setting
 
 KEY_FIELDS = ("job_id", "step", "attempt")
 DEFAULT_KEY_HEADER = "Idempotency-Key"
@@ -43,6 +44,16 @@ class CallKeyPattern:
         found = self._regex.fullmatch(key)
         return None if found is None else found.groupdict()
 
+
+
+@checks_setting("call_key")
+def call_key_problem(template: str) -> str | None:
+    """Why ``template`` cannot be a ``call_key`` pattern; None when it can."""
+    try:
+        CallKeyPattern(template)
+    except ConfigError as exc:
+        return str(exc)
+    return None
 
 def _template_regex(template: str) -> str:
     parts = re.split(r"\{([^{}]*)\}", template)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from harness.errors import ConfigError
+from harness.setting_checks import checks_setting
 
 CHARS_PER_TOKEN = 4
 ANY_MODEL = "*"
@@ -93,6 +94,16 @@ class PriceTable:
         """The JSON form (``paidapi_prices`` shape)."""
         return {m: {"input": p.input, "output": p.output} for m, p in self._prices.items()}
 
+
+
+@checks_setting("paidapi_prices")
+def prices_problem(table: Mapping[str, Any]) -> str | None:
+    """Why ``table`` cannot be a ``paidapi_prices`` table; None when it can."""
+    try:
+        PriceTable.from_config(table)
+    except ConfigError as exc:
+        return str(exc)
+    return None
 
 def _price(model: str, spec: Any) -> Price:
     key = f"paidapi_prices.{model}"

@@ -29,7 +29,7 @@ class Sources:
 
     def db(self) -> psycopg.Connection:
         if self._db is None or self._db.closed or self._db.broken:
-            self._db = psycopg.connect(self.run.database_dsn, autocommit=True, connect_timeout=5)
+            self._db = psycopg.connect(self.run.stack.postgres.dsn, autocommit=True, connect_timeout=5)
         return self._db
 
     def redis(self) -> Any:

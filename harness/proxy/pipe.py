@@ -8,18 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from harness.proxy.stage import Chunk, Stage
 
-if TYPE_CHECKING:
-    from harness.proxy.link import Link
 
 log = logging.getLogger("harness.proxy")
 
 CHUNK_SIZE = 65536
 # Toxiproxy's channel buffer: bounded, so a toxic that holds data pushes back on the sender.
 QUEUE_CHUNKS = 1024
+
+
+class PipeOwner(Protocol):
+    """What a pipe uses of the link it belongs to (``harness.proxy.link.Link``): its traffic count and reset."""
+
+    traffic: dict[str, int]
+
+    def reset(self) -> None: ...
 
 
 class Pipe:
@@ -33,7 +39,7 @@ class Pipe:
     keeps the bytes in order.
     """
 
-    def __init__(self, link: Link, direction: str, reader: asyncio.StreamReader,
+    def __init__(self, link: PipeOwner, direction: str, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter, stages: list[Stage]):
         self.direction = direction
         self.stages = stages  # shared with the link, which adds and removes stages

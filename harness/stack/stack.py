@@ -160,6 +160,10 @@ class Stack:
         values.update({f"{name}_url": f"http://{host}:{port}" for name, port in self._app_ports.items()})
         return values
 
+    def app_environment(self) -> dict[str, str]:
+        """The environment the app's processes run with: the harness's own, then config's ``env`` rendered."""
+        return {**os.environ, **self._env()}
+
     def _env(self) -> dict[str, str]:
         env = dict(self.failpoints.env())
         for var, template in self.config.env.items():

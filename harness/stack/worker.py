@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
+from harness._proc import process_tree
 from harness.errors import ConfigError
 from harness.stack.app import AppProcess
 from harness.stack.process import start_all
@@ -85,6 +86,17 @@ class WorkerPool:
 
     def __len__(self) -> int:
         return len(self.workers)
+
+    def holding(self, pid: int) -> CeleryWorker | None:
+        """The running worker whose process tree holds ``pid`` (its main process or a pool child); None if none.
+
+        How a fault or a scenario names the worker behind a paid call's
+        ``X-Caller-Pid`` or a failpoint's firing process.
+        """
+        for worker in self.workers:
+            if worker.is_running() and pid in process_tree(worker.pid):
+                return worker
+        return None
 
     def _emit(self, name: str, worker: CeleryWorker, **data) -> None:
         if self.on_event:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from harness.checks.needs import READ, STREAMS_SOURCE
+from harness.history.vocabulary import READ, STREAMS_SOURCE
 from harness.errors import ConfigError
 from harness.history import vocabulary as v
 from harness.streams.reader import Fields, StreamError, StreamReader

@@ -19,4 +19,4 @@ def per_test_run(stack: Stack, artifacts: Path, name: str) -> Iterator[Run]:
         yield run
     finally:
         run.faults.heal_all()
-        run._close()
+        run.close()

@@ -8,6 +8,7 @@ import pytest
 
 from harness._wait import wait_until
 from harness.errors import WaitTimeout
+from harness.evidence.collect import collect
 from tests.common.processes import alive, family
 from tests.common.tiny import job_state, submit
 
@@ -26,7 +27,7 @@ def test_a_job_goes_through_a_worker_container_and_the_paid_api(tiny):
     calls = tiny.paidapi.billed("job-1")
     assert len(calls) == 1 and calls[0]["key"] == "job-1:label"
     tiny.settle(5)
-    history, snapshot = tiny._collect()
+    history, snapshot = collect(tiny)
     assert [e.data["state"] for e in history if e.source == "job"] == ["queued", "processing", "done"]
     assert snapshot.job("job-1").state == "done"
     assert "tiny.work" in tiny.workers[0].logs()

@@ -12,6 +12,7 @@ from harness.faults import Fault, Queued
 from harness.checks import UNKNOWN
 from harness.checks.landed import faults_landed
 from harness.faults.services import BROKER_ERRORS, process_state
+from harness.evidence.collect import collect
 from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
@@ -44,7 +45,7 @@ def test_pause_a_worker_by_name(tiny):
     assert process_state(tiny.workers[0].pid) == "T"
     pause.heal()
     pause.heal()  # idempotent
-    landed = faults_landed(*tiny._collect())
+    landed = faults_landed(*collect(tiny))
     assert landed.valid == UNKNOWN and "froze worker1" in landed.message  # it was idle: no effect to show
     completes(tiny, "after-worker-pause")
 
@@ -55,7 +56,7 @@ def test_a_worker_paused_while_it_held_a_paid_call_landed(tiny):
         call = tiny.paidapi.wait_for_call(job_id="p1", state="any", timeout=10)
         pause = tiny.faults.pause_service("worker1")
         pause.heal()
-    landed = faults_landed(*tiny._collect())
+    landed = faults_landed(*collect(tiny))
     assert landed.valid is True, landed.message
     assert f"froze worker1 (pid {tiny.workers[0].pid}) while it held call {call['call_id']}" in landed.message
 
@@ -72,7 +73,7 @@ def test_stop_service_stops_what_jq_stack_names_until_the_heal(tiny):
     assert not worker.is_running()
     stop.heal()
     assert worker.is_running()
-    landed = faults_landed(*tiny._collect())
+    landed = faults_landed(*collect(tiny))
     assert landed.valid is True and "stop_service stopped worker1; it stayed stopped until the heal" in landed.message
 
 
@@ -86,7 +87,7 @@ def test_broker_outage_refuses_connections_and_heal_brings_the_broker_back(tiny)
     outage.heal()
     assert tiny.stack.redis.port == port and ping(tiny)
     completes(tiny, "after-outage")
-    landed = faults_landed(*tiny._collect())
+    landed = faults_landed(*collect(tiny))
     assert landed.valid is True and landed.message.startswith("broker_outage: the app logged")
 
 

@@ -8,6 +8,7 @@ from harness._wait import wait_until
 from harness.errors import FaultError, WaitTimeout
 from harness.checks.landed import faults_landed
 from harness.faults import AtFailpoint, InFlight, KillWorker
+from harness.evidence.collect import collect
 from tests.common.processes import alive, family
 from tests.common.tiny import job_state, submit
 
@@ -50,7 +51,7 @@ def test_kill_in_flight_bills_the_held_call_with_the_client_gone(tiny):
     inject_ok = next(e for e in tiny.history.events() if e.source == "fault" and e.type == "ok")
     assert inject_ok.data["call_id"] == call["call_id"] and inject_ok.data["job_id"] == "j1"
     assert inject_ok.data["caller_pid"] in inject_ok.data["tree"]  # the worker that held the call
-    landed = faults_landed(*tiny._collect())
+    landed = faults_landed(*collect(tiny))
     assert landed.valid is True and f"which held call {call['call_id']} of job j1" in landed.message
     completes(tiny, "after-in-flight")
 
@@ -62,7 +63,7 @@ def test_kill_in_flight_without_a_job_kills_whichever_worker_holds_the_next_call
         record = kill.wait(10)
         assert record["job_id"] == "any-1" and record["worker"] == "worker1"
         assert job_state(tiny, "any-1") == "processing"  # killed mid-job, before writing "done"
-    landed = faults_landed(*tiny._collect())
+    landed = faults_landed(*collect(tiny))
     assert landed.valid is True and "of job any-1" in landed.message
     completes(tiny, "after-any-in-flight")
 
@@ -124,7 +125,7 @@ def test_a_kill_of_an_idle_worker_and_a_hang_with_no_call_did_not_land(tiny):
     tiny.faults.kill_worker()
     tiny.faults.hang_endpoint(layer="provider")
     tiny.faults.heal_all()
-    landed = faults_landed(*tiny._collect())
+    landed = faults_landed(*collect(tiny))
     assert landed.valid == "unknown"
     kill, hang = (e["why"] for e in landed.details["effects"])
     assert kill.startswith("kill_worker killed worker") and kill.endswith(

@@ -20,6 +20,7 @@ from harness.config import resolve
 from harness.run import Run
 from harness.stack import reaper
 from harness.stack.stack import Stack
+from harness.evidence.collect import collect
 from tests.common.runs import per_test_run
 
 pytestmark = pytest.mark.integration
@@ -115,7 +116,7 @@ def test_task_runs_reach_the_history_and_the_snapshot_shows_each_jobs_age(plain)
     submit(plain, "plain.with_httpx", "item-5")
     wait_status(plain, "item-5", "finished")
     plain.settle(10)  # raises SettleTimeout at the bound
-    history, snapshot = plain._collect()
+    history, snapshot = collect(plain)
     runs = [(e.type, e.name, e.job_id, e.attempt) for e in history if e.source == "instrument"]
     assert runs == [("invoke", "task", "item-5", 1), ("ok", "task", "item-5", 1)]
     row = snapshot.job("item-5")
@@ -147,7 +148,7 @@ def test_an_app_that_does_not_say_its_attempt_gets_no_writer_attempt(plain):
     submit(plain, "plain.retried", "item-9")
     wait_status(plain, "item-9", "finished")
     plain.settle(10)  # raises SettleTimeout at the bound
-    history, _ = plain._collect()
+    history, _ = collect(plain)
     writers = [e.data.get("writer_attempt") for e in history
                if e.source == "job" and e.name == "state" and e.job_id == "item-9"]
     assert len(writers) >= 3 and set(writers) == {None}

@@ -1,10 +1,12 @@
 """`pytest --jobquake-nightly=DURATION`: a nightly run as one test of a pytest session.
 
-It passes on the correct app and fails on a mutant with the invariant's
-counterexample, its report and its replay command.
+It passes on the correct app, and its schedule replayed on a mutant catches
+it; on a mutant it fails with the invariant's counterexample, its report and
+its replay command.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,8 +20,12 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 
 
+def _without_mutant() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "REFAPP_MUTANT"}
+
+
 def pytest_nightly(tmp_path: Path, mutant: str | None, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "REFAPP_MUTANT"}
+    env = _without_mutant()
     if mutant:
         env["REFAPP_MUTANT"] = mutant
     # a file of unit tests as the collection: -k keeps only the nightly
@@ -29,11 +35,21 @@ def pytest_nightly(tmp_path: Path, mutant: str | None, *args: str) -> subprocess
     return run_cleanly(cmd, cwd=ROOT, env=env, timeout=400)
 
 
-def test_the_nightly_test_passes_on_the_correct_app(tmp_path):
-    done = pytest_nightly(tmp_path, None, "--jobquake-nightly=15s", "--jobquake-seed=11",
-                          "--jobquake-nightly-faults=kill,latency")
+def test_the_nightly_test_passes_on_the_correct_app_and_its_schedule_replayed_catches_a_mutant(tmp_path):
+    """A minute of every fault kind but poison is valid on refapp; the same seeded schedule replayed
+    on ``fresh-idempotency-key`` is invalid (its kills land after a paid call, the retry pays again)."""
+    done = pytest_nightly(tmp_path, None, "--jobquake-nightly=60s", "--jobquake-seed=159",
+                          "--jobquake-nightly-faults=kill,hang,pool,pause,defence_off,latency")
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:]
-    assert (tmp_path / "nightly" / "seed-11" / "report.html").is_file()
+    recorded = tmp_path / "nightly" / "seed-159"
+    assert (recorded / "report.html").is_file()
+
+    replayed = run_cleanly([sys.executable, "-m", "harness.cli", "nightly", "--replay", str(recorded), "--no-shrink",
+                            "--mutant", "fresh-idempotency-key", "--out", str(tmp_path / "replay")],
+                           cwd=ROOT, env=_without_mutant(), timeout=400)
+    assert replayed.returncode == 1, replayed.stdout[-3000:] + replayed.stderr[-2000:]
+    results = json.loads((tmp_path / "replay" / "nightly.json").read_text())["verdict"]["results"]
+    assert "no_double_billing" in {r["name"] for r in results if r["valid"] is False}, replayed.stdout[-3000:]
 
 
 def test_the_nightly_test_fails_on_a_mutant_with_the_counterexample(tmp_path):

@@ -1,11 +1,14 @@
-"""The second app (tests/ownapp), set up only by `jobquake init`: its headline scenarios pass on its code.
+"""The second app (tests/ownapp), set up only by `jobquake init`: its scenarios pass on its code and catch its bugs.
 
-They run as a user runs them, from the app's folder, in a pytest of their
-own. That each of its bugs is caught is the mutation matrix's job
-(``jobquake mutants`` in that folder; CI runs it).
+They run as a user runs them, from the app's folder: ``jobquake mutants``,
+whose first session is the scenarios with no bug switched on (every one must
+pass, each with a valid verdict), then one session per bug of the app's own
+catalogue (each must be caught). A whole mutation matrix: the slow tier.
 """
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -15,15 +18,22 @@ from tests.common.children import run_cleanly
 
 OWNAPP = Path(__file__).resolve().parents[1] / "ownapp"
 SCENARIOS = 5
+BUGS = 6
 
 pytestmark = pytest.mark.integration
 
 
-def test_the_second_apps_headline_scenarios_pass_on_its_correct_code(tmp_path):
-    proc = run_cleanly([sys.executable, "-m", "pytest", "scenarios", "-p", "no:cacheprovider", "-q",
-                           f"--jobquake-artifacts={tmp_path / 'artifacts'}"],
-                          cwd=OWNAPP, timeout=600)
+def test_the_second_apps_scenarios_pass_on_its_correct_code_and_catch_each_of_its_bugs(tmp_path):
+    out = tmp_path / "mutants.json"
+    baseline_out = OWNAPP / ".jobquake" / "mutants" / "none" / "pytest.out"  # where the matrix keeps it
+    shutil.rmtree(baseline_out.parent, ignore_errors=True)  # an earlier run's output is no evidence of this one
+    proc = run_cleanly([sys.executable, "-m", "harness.cli", "mutants", "--jobs", "2", "--out", str(out)],
+                       cwd=OWNAPP, timeout=900)
     tail = proc.stdout[-4000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, tail
-    assert f"{SCENARIOS} passed" in proc.stdout, tail
-    assert f"{SCENARIOS} scenario(s): {SCENARIOS} valid" in proc.stdout, tail
+    results = json.loads(out.read_text())
+    assert results["baseline"]["exit_code"] == 0, tail
+    baseline = baseline_out.read_text()
+    assert f"{SCENARIOS} passed" in baseline, baseline[-3000:]
+    assert f"{SCENARIOS} scenario(s): {SCENARIOS} valid" in baseline, baseline[-3000:]
+    assert results["score"] == {"caught": BUGS, "total": BUGS}, tail

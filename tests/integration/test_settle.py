@@ -14,6 +14,7 @@ from harness.history.timing import commit_time, committed_data, statement_time
 from harness.isolation import isolate, transports
 from harness.pending.broker import read_redis_broker
 from harness.pending.verdict import settle_result
+from harness.evidence.collect import collect
 from tests.common.tiny import job_state
 
 pytestmark = pytest.mark.integration
@@ -76,7 +77,7 @@ def test_a_write_after_a_slow_call_in_one_transaction_is_not_dated_before_it(tin
         conn.execute("INSERT INTO results (job_id) VALUES ('long')")
         conn.execute("UPDATE jobs SET state = 'done' WHERE id = 'long'")
     record_saved(tiny)
-    history, snapshot = tiny._collect()
+    history, snapshot = collect(tiny)
 
     [call] = [e for e in history.by_source(v.PAIDAPI) if e.type == "invoke"]
     [saved] = history.by_source(v.WRITE, name=STEP_SAVED)

@@ -6,6 +6,7 @@ import signal
 import pytest
 
 from harness._wait import wait_until
+from harness.evidence.collect import collect
 from tests.common.tiny import job_state, submit
 
 pytestmark = pytest.mark.integration
@@ -17,7 +18,7 @@ def test_a_job_goes_through_worker_and_paid_api(tiny):
     calls = tiny.paidapi.billed("job-1")
     assert len(calls) == 1 and calls[0]["key"] == "job-1:label"
     tiny.settle(5)
-    history, snapshot = tiny._collect()
+    history, snapshot = collect(tiny)
     assert [e.data["state"] for e in history if e.source == "job"] == ["queued", "processing", "done"]
     assert snapshot.job("job-1").state == "done"
 

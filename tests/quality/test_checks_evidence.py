@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from harness.checks import ALL_CHECKERS, GLOBAL_INVARIANTS, UNKNOWN, checker_name, run_checks
-from harness.checks.needs import EXPECT, LEDGER_SOURCE, READ, STATE_LOG_SOURCE
+from harness.history.vocabulary import EXPECT, LEDGER_SOURCE, READ, STATE_LOG_SOURCE
 from harness.checks.runner import checker_needs
 from harness.history import vocabulary as v
 from harness.history.builder import HistoryBuilder

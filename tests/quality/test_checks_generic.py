@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from harness.checks import UNKNOWN, run_checks
-from harness.checks.end_to_end import LIMITS, end_to_end_deadline
+from harness.checks.end_to_end import end_to_end_deadline
+from harness.history.vocabulary import LIMITS
 from harness.checks.generic import GENERIC_INVARIANTS, applicable, decided
 from harness.checks.nesting import limits_nest
 from harness.checks.provenance import results_have_provenance

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from harness.checks import UNKNOWN, run_checks
-from harness.checks.end_to_end import LIMITS
 from harness.checks.kept_tokens import kept_token_takeovers, writer_pid
 from harness.checks.live_attempts import NAME, no_live_attempt_taken
 from harness.checks.result import Result
@@ -29,7 +28,7 @@ def job(first_beats: list[float], second_at: float, *, again: list[float] = (),
     a second process claims the job again under attempt 1 (the row's attempt never changes) and beats;
     the first beats once more at ``again``."""
     b = HistoryBuilder()
-    b.event(v.BUDGET, OK, LIMITS, 0.0, chains={}, step_blocked=None, heartbeat_stale=STALE,
+    b.event(v.BUDGET, OK, v.LIMITS, 0.0, chains={}, step_blocked=None, heartbeat_stale=STALE,
             writes_name_attempt=True)
     b.event(v.JOB, OK, v.STATE, 0.0, "j1", 0, state="queued", reason=None, attempt=0, log_id=1)
     b.event(v.JOB, OK, v.STATE, 0.1, "j1", 1, state="running", reason=None, attempt=1, log_id=2)

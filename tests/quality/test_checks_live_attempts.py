@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from harness.checks import UNKNOWN, run_checks
-from harness.checks.end_to_end import LIMITS
+from harness.history.vocabulary import LIMITS
 from harness.checks.generic import applicable
 from harness.checks.live_attempts import NAME, no_live_attempt_taken
 from harness.checks.result import Result

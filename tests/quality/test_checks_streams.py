@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from harness.checks import UNKNOWN, run_checks
-from harness.checks.needs import READ, STREAMS_SOURCE
+from harness.history.vocabulary import READ, STREAMS_SOURCE
 from harness.checks.result import Result
 from harness.checks.streams import NAME, streams_agree_with_db
 from harness.history import vocabulary as v

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from harness.checks import UNKNOWN, run_checks
 from harness.checks.generic import applicable
-from harness.checks.needs import READ, WORKER_LOG_SOURCE
+from harness.history.vocabulary import READ, WORKER_LOG_SOURCE
 from harness.checks.result import Result
 from harness.checks.time_limits import NAME, soft_limit_honoured
 from harness.history import vocabulary as v

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from harness.checks import UNKNOWN, run_checks
-from harness.checks.end_to_end import LIMITS
 from harness.checks.result import Result
 from harness.checks.work import NAME, work_per_item
 from harness.history import vocabulary as v
@@ -20,7 +19,7 @@ def verdict(b: HistoryBuilder) -> Result:
 def batch(budgets: dict[str, float] | None = BUDGETS, **queries: float) -> HistoryBuilder:
     b = HistoryBuilder()
     if budgets is not None:
-        b.event(v.BUDGET, OK, LIMITS, 0.0, chains={}, step_blocked=None, queries_per_item=budgets)
+        b.event(v.BUDGET, OK, v.LIMITS, 0.0, chains={}, step_blocked=None, queries_per_item=budgets)
     for table, count in {"jobs": 160, "items": 80, "categories": 1, **queries}.items():
         b.event(v.QUERY, OK, v.WORK, 2.0, "job-1", table=table, queries=count, items=ITEMS, background=3.0)
     return b
@@ -48,5 +47,5 @@ def test_the_job_table_has_its_own_budget_and_an_n_plus_one_there_counts_too():
 def test_without_declared_budgets_or_without_a_counted_batch_it_is_unknown():
     assert verdict(batch(budgets=None)).valid == UNKNOWN
     b = HistoryBuilder()
-    b.event(v.BUDGET, OK, LIMITS, 0.0, chains={}, step_blocked=None, queries_per_item=BUDGETS)
+    b.event(v.BUDGET, OK, v.LIMITS, 0.0, chains={}, step_blocked=None, queries_per_item=BUDGETS)
     assert verdict(b).valid == UNKNOWN

@@ -1,74 +1,69 @@
-"""Imports run one way through the layers: checks -> history -> evidence -> config.
+"""Imports run one way, down the layers of ``LAYERS``, and no import goes round in a circle.
 
-Two views of the same rule: the source (every ``import`` of every module of
-a layer, also those inside functions, read with ``ast``), and a fresh
-interpreter that imports the layer alone and lists what came with it.
+A unit is a package or a top-level module of ``harness`` (``evidence/collect.py``
+is a unit of its own: it reads a finished run, high above the readers of its
+package). A unit may import units of lower layers only, never one of its own
+layer or above. Two views of the same rule: the source (every ``import`` of
+every module, also those inside functions and under ``TYPE_CHECKING``, read
+with ``ast``), and a fresh interpreter that imports one unit alone and lists
+what came with it. Module by module, neither ``harness`` nor ``refapp`` may
+hold an import cycle. ``LAYERS`` is in ``tests/common/architecture.py``, which also
+draws it in ``docs/explanation/architecture.md`` (``test_architecture_doc.py``).
 """
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-import harness
-
-PACKAGE = Path(harness.__file__).parent
-# what sits above everything below: none of the layers checked here may import these
-UPPER = {"faults", "run", "session", "stack", "pending", "report", "nightly", "pytest_plugin", "cli",
-         "isolation", "leaks", "markers", "mutation", "scaffold"}
-FORBIDDEN = {
-    "config": UPPER | {"evidence", "history", "checks"},
-    "evidence": UPPER | {"history", "checks"},
-    "history": UPPER | {"checks"},
-    "checks": UPPER,
-}
+from tests.common.architecture import LAYER_OF, LAYERS
+from tests.common.imports import ROOT, cycle_in, imported, layer_violations, module_graph, unit_graph, unit_of, units
 
 
-def _modules(layer: str) -> list[Path]:
-    folder = PACKAGE / layer
-    return sorted(folder.rglob("*.py")) if folder.is_dir() else [PACKAGE / f"{layer}.py"]
+def test_every_unit_has_a_layer_once():
+    listed = [unit for layer in LAYERS for unit in layer]
+    assert len(listed) == len(set(listed)), "a unit is listed in two layers"
+    assert set(listed) == units(), (f"units without a layer: {sorted(units() - set(listed))}; "
+                                    f"layers naming no unit: {sorted(set(listed) - units())}")
 
 
-def _imported(path: Path) -> set[str]:
-    """Every harness module ``path`` imports, at the top or inside a function."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {name for name in found if name.startswith("harness.")}
+def test_no_import_runs_up_the_layers_or_across_one():
+    wrong = layer_violations(unit_graph(), LAYER_OF)
+    assert wrong == [], "imports not running down the layers:\n" + "\n".join(wrong)
 
 
-def _layer_of(module: str) -> str:
-    return module.split(".")[1]
+@pytest.mark.parametrize("package", ["harness", "refapp"])
+def test_no_module_imports_itself_round_a_circle(package):
+    assert cycle_in(module_graph(package)) is None, f"import cycle in {package}: {cycle_in(module_graph(package))}"
 
 
-@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
-def test_no_module_of_a_layer_imports_a_layer_above_it(layer):
-    upward = sorted(f"{path.relative_to(PACKAGE.parent)} imports {module}"
-                    for path in _modules(layer) for module in _imported(path)
-                    if _layer_of(module) in FORBIDDEN[layer])
-    assert upward == [], "imports running up the layers:\n" + "\n".join(upward)
-
-
-@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
-def test_a_layer_imports_alone_in_a_fresh_interpreter(layer):
-    script = (f"import json, sys; import harness.{layer}; "
-              "print(json.dumps(sorted({m.split('.')[1] for m in sys.modules if m.startswith('harness.')})))")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+@pytest.mark.parametrize("unit", sorted(u for u in LAYER_OF if u != "pytest_plugin"))
+def test_a_unit_imports_alone_in_a_fresh_interpreter(unit):
+    """At run time too (an import by name would not show in the source): nothing of a layer above."""
+    script = (f"import json, sys; import harness.{unit}; "
+              "print(json.dumps(sorted(m for m in sys.modules if m.startswith('harness.'))))")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
-    loaded = set(json.loads(proc.stdout))
-    assert loaded & FORBIDDEN[layer] == set(), f"importing harness.{layer} loaded {sorted(loaded & FORBIDDEN[layer])}"
+    loaded = {name for name in json.loads(proc.stdout)}
+    above = sorted(name for name in loaded
+                   if LAYER_OF.get(unit_of(name), -1) > LAYER_OF[unit] and not name.startswith(f"harness.{unit}"))
+    assert above == [], f"importing harness.{unit} loaded {above}"
 
 
-def test_the_rule_sees_an_upward_import(tmp_path):
-    """The source check finds an import inside a function, where a lazy upward import would hide."""
+def test_the_rule_sees_an_upward_import_inside_a_function_or_for_types(tmp_path):
+    """The source check reads imports inside functions and under TYPE_CHECKING, where a lazy one would hide."""
+    graph = {"checks": {"run"}, "run": set()}
+    assert layer_violations(graph, LAYER_OF) == [f"checks imports run (layer {LAYER_OF['run']}, above its own "
+                                                 f"{LAYER_OF['checks']})"]
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from harness.checks.result import Result\n    return Result\n")
-    assert "harness.checks.result" in _imported(module)
+    module.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from harness.run import Run\n"
+                      "def f():\n    from harness.checks.result import Result\n    return Result\n")
+    assert {"harness.run", "harness.checks.result"} <= imported(module, "harness.m", {"harness.run",
+                                                                                   "harness.checks.result"})
+
+
+def test_the_rule_sees_a_cycle():
+    assert cycle_in({"a": {"b"}, "b": {"c"}, "c": {"a"}}) is not None
+    assert cycle_in({"a": {"b"}, "b": set()}) is None

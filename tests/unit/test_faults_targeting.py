@@ -10,7 +10,8 @@ import pytest
 
 from harness.errors import FaultError
 from harness.faults import InFlight, KillWorker
-from harness.faults._proc import process_tree
+from harness._proc import process_tree
+from harness.stack.worker import WorkerPool
 
 
 class FakeWorker:
@@ -32,10 +33,26 @@ child = pytest.fixture(_sleeper)
 other = pytest.fixture(_sleeper)
 
 
+class FakePool:
+    """The pool's lookup, over workers that are this test's own processes."""
+
+    holding = WorkerPool.holding
+
+    def __init__(self, *workers: FakeWorker):
+        self.workers = list(workers)
+
+
 def kill_for(*workers: FakeWorker) -> KillWorker:
     fault = KillWorker(when=InFlight("j1"))
-    fault.bind(SimpleNamespace(workers=SimpleNamespace(workers=list(workers))))
+    fault.bind(SimpleNamespace(workers=FakePool(*workers)))
     return fault
+
+
+def test_the_pool_names_the_worker_whose_tree_holds_a_pid(child, other):
+    pool = FakePool(FakeWorker("worker1", other.pid), FakeWorker("worker2", os.getpid()))
+    assert pool.holding(child.pid).name == "worker2"  # a child of this process
+    assert pool.holding(other.pid).name == "worker1"
+    assert FakePool(FakeWorker("worker1", other.pid)).holding(child.pid) is None
 
 
 def test_the_process_tree_holds_the_pid_and_its_children(child):

@@ -1,4 +1,4 @@
-"""Which processes descend from which: read from ``/proc``, to tell which worker holds a call."""
+"""Which processes descend from which, read from ``/proc``: which worker holds a call, who a fault froze."""
 from __future__ import annotations
 
 import os

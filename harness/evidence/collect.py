@@ -1,0 +1,165 @@
+"""After a scenario: read every source of evidence into the run's history, then take the final snapshot.
+
+``collect(run)`` calls each function of ``SOURCES`` in order, then
+``final_snapshot``. A source reads one kind of evidence the app or the
+stack produced during the run and records it in ``run.history``: the
+events themselves (through ``harness.history.converters`` or the
+reader's own converter), and, when a checker needs to tell "read, and
+empty" from "never read" (``checks/needs.py``), one
+``harness ok read {source, records}`` event (``read(run, SOURCE, n)``).
+A source that cannot read its evidence raises: the session reports the
+scenario as broken rather than judge it without that evidence.
+
+**Adding a source** (say Postgres ``pg_stat_activity`` at settle, or the
+instrumentation's pool check-outs): put its reader in its own module next to
+the others (``harness/evidence/<x>.py``), add its source name and event
+names to ``harness/history/vocabulary.py``, write one function
+``def my_source(run: Run) -> None`` that reads, records the events
+and the ``read`` event, and append it to ``SOURCES``. Order matters only
+where a source reads what an earlier one recorded (``saved_results`` leaves
+alone the results a scenario recorded itself). A checker then declares the
+evidence as a need (``@invariant(name, needs=(...))``) and is ``unknown``
+when the source read nothing.
+
+This module reads a finished ``Run``, so it sits above the run (with the
+verdict), unlike the readers of this package, which sit below the history:
+``tests/quality/test_layers.py`` places it on its own.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.evidence.clock import WALL_CLOCK, wall_to_monotonic
+from harness.evidence.derive import attempt_deaths
+from harness.evidence.snapshot import Snapshot
+from harness.evidence.sweep_rows import predicate_rows
+from harness.evidence.worker_logs import hard_limit_kills as kills_in_log, tasks_received
+from harness.history import vocabulary as v
+from harness.history.converters import (events_from_attempt_deaths, events_from_hard_limit_kills,
+                                        events_from_ledger, events_from_triggers)
+from harness.history.history import History
+from harness.instrument.control import events_from_records
+from harness.history.timing import committed_data
+from harness.limits import declared_limits, saved_results as read_saved_results
+from harness.run import Run
+
+
+Source = Callable[[Run], None]
+
+
+def read(run: Run, source: str, records: int, **counted: Any) -> None:
+    """Record that ``source`` was read and held ``records`` records (plus anything else it counted)."""
+    run.history.record(v.HARNESS, "ok", v.READ, data={"source": source, "records": records, **counted})
+
+
+def paid_calls(run: Run) -> None:
+    """The paid API's ledger: every call, when it started and ended, what it billed."""
+    ledger = run.paidapi.ledger()
+    run.history.extend(events_from_ledger(ledger))
+    read(run, v.LEDGER_SOURCE, len(ledger))
+
+
+def failpoint_triggers(run: Run) -> None:
+    """Every failpoint that fired, in which process."""
+    run.history.extend(events_from_triggers(run.failpoints.triggers()))
+
+
+def instrumentation(run: Run) -> None:
+    """What the instrumentation loaded into the app's processes saw (task runs, job ids)."""
+    instrument = getattr(run.stack, "instrument", None)
+    if instrument is not None:
+        run.history.extend(events_from_records(instrument.records()))
+
+
+def job_logs(run: Run) -> None:
+    """The job state log and heartbeat log: their tail (the rest was read during the run), and the
+    attempts the state log shows the job left behind."""
+    run.catch_up()
+    changes = run.job_logs.changes
+    read(run, v.STATE_LOG_SOURCE, len(changes))  # the rows read in all, during the run and now
+    run.history.extend(events_from_attempt_deaths(attempt_deaths(changes, run.jobs.terminal_states)))
+    beats = run.job_logs.beats
+    if beats is not None:  # config names a heartbeat column: the app's liveness evidence
+        read(run, v.HEARTBEAT_SOURCE, len(beats))
+
+
+def hard_limit_kills(run: Run) -> None:
+    """The Celery workers' logs of this test: tasks killed at their hard time limit."""
+    kills, received = [], 0
+    for worker in run.stack.workers.workers:
+        text = run.service_log(worker)
+        kills += kills_in_log(worker.name, text)
+        received += tasks_received(text)
+    run.history.extend(events_from_hard_limit_kills(kills, wall_to_monotonic()))
+    read(run, v.WORKER_LOG_SOURCE, len(kills), tasks_received=received)
+
+
+def wall_clock_steps(run: Run) -> None:
+    """Steps of the machine's wall clock during the run: shown on the timeline, they explain odd wall times."""
+    for at, step in WALL_CLOCK.steps_since(run.opened):
+        run.history.record(v.HARNESS, "ok", v.WALL_CLOCK_STEPPED, t=at, data={"step_s": step})
+
+
+def app_limits(run: Run) -> None:
+    """The app's declared layered limits (config ``limits``), as its processes see them: called with
+    their environment, so a setting or a mutant switch counts."""
+    spec = run.config.limits
+    if spec:
+        declared = declared_limits(spec, run.config.time_scale, run.stack.app_environment(), run.config.root)
+        run.history.record(v.BUDGET, "ok", v.LIMITS, data=declared)
+
+
+def saved_results(run: Run) -> None:
+    """The app's saved paid-step results (config ``results_query``), for the provenance check."""
+    query = run.config.results_query
+    if not query or run.history.events().by_source(v.WRITE, name=v.STEP_SAVED):
+        return  # not configured, or the scenario records its own
+    rows = read_saved_results(query, run.database_dsn)
+    to_monotonic = wall_to_monotonic()  # one converter for the whole batch
+    for job_id, step, attempt, call_id, saved, *rest in rows:
+        wall = float(saved) if saved is not None else time.time()
+        run.history.record(v.WRITE, "ok", v.STEP_SAVED, job_id=str(job_id), attempt=attempt, t=to_monotonic(wall),
+                           wall=wall, data={"step": step, "table": "results", "attempt": attempt, "refused": False,
+                                            "call_id": None if call_id is None else str(call_id),
+                                            **committed_data(rest[0] if rest else None, to_monotonic)})
+
+
+def sweep_predicate(run: Run) -> None:
+    """The rows the app's sweep must still handle, by its own predicate (config ``sweep_predicate``), once
+    the scenario's sweep runs were recorded: what ``sweeps_cover_predicate`` compares them with."""
+    query = run.config.sweep_predicate
+    if query and run.history.events().by_source(v.SWEEP, name=v.SWEEP):
+        run.history.record(v.SWEEP, "ok", v.PREDICATE, data={"rows": predicate_rows(run.database_dsn, query),
+                                                              "query": query})
+
+
+SOURCES: list[Source] = [paid_calls, failpoint_triggers, instrumentation, job_logs, hard_limit_kills,
+                         wall_clock_steps, app_limits, saved_results, sweep_predicate]
+
+
+def final_snapshot(run: Run) -> Snapshot:
+    """Every job row as the run left it, saved as ``snapshot.json`` in the run's artifacts."""
+    snapshot = run.jobs.snapshot(run.database_dsn)
+    read(run, v.SNAPSHOT_SOURCE, len(snapshot.jobs))
+    snapshot.save(run.artifacts / "snapshot.json")
+    return snapshot
+
+
+def collect(run: Run) -> tuple[History, Snapshot]:
+    """Read every source into ``run.history``; the history as it now stands, and the final snapshot."""
+    for source in SOURCES:
+        source(run)
+    snapshot = final_snapshot(run)
+    run.streams.finish(run.history.events(), snapshot)  # what the status streams told, given time to catch up
+    return run.history.events(), snapshot
+
+
+def save_logs(run: Run) -> Path:
+    """Write each service's log lines from this run into ``<artifacts>/logs`` (for people, not checkers)."""
+    folder = run.artifacts / "logs"
+    folder.mkdir(exist_ok=True)
+    for service in run.stack.services():
+        (folder / f"{service.name}.log").write_text(run.service_log(service))
+    return folder
