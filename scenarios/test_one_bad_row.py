@@ -30,9 +30,8 @@ import uuid
 import pytest
 
 from harness import Run
-from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
-from scenarios.crash_support import assert_caught_mid_job, kill_every_worker, start_fresh_workers
+from scenarios.crash_support import kill_mid_job_and_lose_its_message
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 DOCUMENTS = ["Invoice 12: payable within 30 days", "Dear Sir, regards"]
@@ -59,15 +58,7 @@ def test_a_job_the_sweeper_cannot_send_again_does_not_keep_it_from_the_jobs_behi
     legacy = str(uuid.uuid5(uuid.NAMESPACE_URL, "refapp:legacy-fax-job"))
     refapp.execute(LEGACY_JOB, legacy)
     refapp.execute(LATER_RULE)
-    job_id = job_id_for("p-behind-legacy", "report.pdf")
-    gate = jq.paidapi.gate(job_id=job_id, step="doc-0.categorise")
-    assert refapp.submit(DOCUMENTS, project="p-behind-legacy", file="report.pdf") == job_id
-    gate.wait(timeout=MARGIN)
-    kills = kill_every_worker(jq)
-    jq.stack.redis.reset()  # FLUSHALL: the dead worker's task is gone; only the sweeper can bring the job back
-    gate.heal()
-    assert_caught_mid_job(refapp, job_id)
-    start_fresh_workers(kills)
+    kill_mid_job_and_lose_its_message(jq, refapp, DOCUMENTS, project="p-behind-legacy")  # only the sweeper can help
 
     rescue = sqs.budget(jq, "heartbeat_stale") + sqs.budget(jq, "sweeper_interval")
     jq.settle(timeout=rescue + MARGIN)

@@ -38,7 +38,7 @@ from harness import Run, wait_until
 from refapp.failpoints import SWEEPER_RESENT
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
-from scenarios.crash_support import assert_caught_mid_job, kill_every_worker, start_fresh_workers
+from scenarios.crash_support import kill_mid_job_and_lose_its_message
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 FIRST_PAID_STEP = "doc-0.categorise"
@@ -88,15 +88,8 @@ def test_a_job_that_ends_while_redis_is_away_still_ends_on_every_screen(jq: Run,
 def test_the_sweepers_late_news_does_not_take_a_finished_job_back_on_the_dashboard(jq: Run, refapp):
     """The sweeper re-sends a job whose worker and message are gone; its "queued" comes after attempt 2's "done"."""
     job_id = job_id_for("p-stream-stale", "ledger.pdf")
-    gate = jq.paidapi.gate(job_id=job_id, step=FIRST_PAID_STEP)
-    assert refapp.submit(DOCUMENTS, project="p-stream-stale", file="ledger.pdf") == job_id
-    gate.wait(timeout=MARGIN)
-    kills = kill_every_worker(jq)
-    jq.stack.redis.reset()  # FLUSHALL: the dead worker's task is gone; only the sweeper can bring the job back
     late = jq.faults.failpoint(SWEEPER_RESENT, "hang", once=True, match={"job_id": job_id})
-    gate.heal()
-    assert_caught_mid_job(refapp, job_id)
-    start_fresh_workers(kills)
+    kill_mid_job_and_lose_its_message(jq, refapp, DOCUMENTS, project="p-stream-stale", file="ledger.pdf")
 
     late.wait(timeout=MARGIN)  # the sweeper's re-send is committed; its status event waits
     wait_until(lambda: database_state(refapp, job_id) == "done", timeout=MARGIN, what="attempt 2 to end the job")

@@ -31,7 +31,7 @@ from harness import Run, wait_until
 from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK, SUBMIT_AFTER_JOB_WRITE, SWEEPER_HANDLING, SWEEPER_TICK
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
-from scenarios.crash_support import assert_caught_mid_job, kill_every_worker, start_fresh_workers
+from scenarios.crash_support import kill_mid_job_and_lose_its_message
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 REPLICAS = {"relay": 2, "sweeper": 2, "consumer": 2}
@@ -43,20 +43,6 @@ def job_row(refapp, job_id: str) -> dict:
     return dict(zip(("state", "attempt", "dispatches"), rows[0]))
 
 
-def kill_mid_job_and_lose_its_message(jq: Run, refapp, project: str) -> str:
-    """Attempt 1 is paying for document 0: kill every worker, flush the broker, answer the call; the job id."""
-    job_id = job_id_for(project, "report.pdf")
-    gate = jq.paidapi.gate(job_id=job_id, step="doc-0.categorise")
-    assert refapp.submit(DOCUMENTS, project=project, file="report.pdf") == job_id
-    gate.wait(timeout=MARGIN)
-    kills = kill_every_worker(jq)
-    jq.stack.redis.reset()  # FLUSHALL: the dead worker's task is gone; only a sweeper can bring the job back
-    gate.heal()
-    assert_caught_mid_job(refapp, job_id)
-    start_fresh_workers(kills)
-    return job_id
-
-
 @pytest.mark.catches("sweeper-rescues-without-recheck", invariant="no_live_attempt_taken")
 @pytest.mark.jobquake(checks=["no_live_attempt_taken"], replicas=REPLICAS)
 def test_two_sweepers_rescue_an_abandoned_job_once(jq: Run, refapp):
@@ -64,7 +50,7 @@ def test_two_sweepers_rescue_an_abandoned_job_once(jq: Run, refapp):
     job_id = job_id_for("p-two-sweepers", "report.pdf")
     held = jq.faults.failpoint(SWEEPER_HANDLING, "hang", once=True, match={"job_id": job_id})
     second_call = jq.paidapi.gate(job_id=job_id, step="doc-1.categorise")  # the rescued attempt's second call
-    kill_mid_job_and_lose_its_message(jq, refapp, "p-two-sweepers")
+    kill_mid_job_and_lose_its_message(jq, refapp, DOCUMENTS, project="p-two-sweepers")
 
     listed = held.wait(timeout=MARGIN)[0]["pid"]  # this sweeper listed the job and waits
     second_call.wait(timeout=MARGIN)  # the other one re-sent it: attempt 2 runs, paying for document 1
@@ -80,7 +66,7 @@ def test_two_sweepers_rescue_an_abandoned_job_once(jq: Run, refapp):
 
 @pytest.mark.jobquake(replicas=REPLICAS)
 def test_a_killed_workers_job_is_rescued_once_by_two_sweepers(jq: Run, refapp):
-    job_id = kill_mid_job_and_lose_its_message(jq, refapp, "p-rescued-once")
+    job_id = kill_mid_job_and_lose_its_message(jq, refapp, DOCUMENTS, project="p-rescued-once")
     rescue = sqs.budget(jq, "heartbeat_stale") + sqs.budget(jq, "sweeper_interval")
     job = refapp.wait_for(job_id, timeout=rescue + MARGIN)
     assert job["state"] == "done", job

@@ -48,7 +48,8 @@ class KeptToken:
     first: Event
 
 
-def _order(event: Event) -> tuple[Any, ...]:
+def log_order(event: Event) -> tuple[Any, ...]:
+    """The order rows were logged in (their log id; events without one after, by time)."""
     return (event.data.get("log_id") is None, event.data.get("log_id") or 0, event.t)
 
 
@@ -57,7 +58,7 @@ def _beats_by_token(history: History) -> dict[tuple[str, int], list[Event]]:
     for beat in history.by_source(v.HEARTBEAT, name=v.BEAT):
         if beat.job_id is not None and beat.attempt is not None and beat.data.get(WRITER):
             found.setdefault((beat.job_id, int(beat.attempt)), []).append(beat)
-    return {key: sorted(beats, key=_order) for key, beats in found.items()}
+    return {key: sorted(beats, key=log_order) for key, beats in found.items()}
 
 
 def kept_token_takeovers(history: History) -> list[KeptToken]:

@@ -67,7 +67,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from harness.checks.end_to_end import declared_limits
-from harness.checks.kept_tokens import judge_kept_token, kept_token_takeovers
+from harness.checks.kept_tokens import judge_kept_token, kept_token_takeovers, log_order
 from harness.checks.landed import windows
 from harness.checks.liveness_faults import cuts_off, fired_pids, hits_owner, in_force
 from harness.checks.needs import Missing, Need, read_count
@@ -123,14 +123,10 @@ class Takeover:
     change: Event
 
 
-def _order(event: Event) -> tuple[Any, ...]:
-    return (event.data.get("log_id") is None, event.data.get("log_id") or 0, event.t)
-
-
 def _job_takeovers(events: list[Event], terminal: set[str], names_writers: bool) -> list[Takeover]:
     found: list[Takeover] = []
     initial, owner = None, None
-    for change in sorted(events, key=_order):
+    for change in sorted(events, key=log_order):
         state, attempt, writer = change.data.get("state"), change.data.get("attempt"), change.data.get(WRITER)
         if state is None:
             continue
