@@ -28,9 +28,12 @@ _INSTALL = "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
 _TABLES = "SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema()"
 _READ = ("SELECT queryid, calls, query FROM pg_stat_statements "
          "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND toplevel")
-# a table reference: after one of these words, an optionally schema-qualified, optionally quoted name
-_REFERENCE = re.compile(r'\b(?:FROM|JOIN|UPDATE|INTO|USING)\s+((?:"?\w+"?\.)?"?\w+"?(?:\s*(?:AS\s+)?\w+)?'
-                        r'(?:\s*,\s*(?:"?\w+"?\.)?"?\w+"?(?:\s*(?:AS\s+)?\w+)?)*)', re.IGNORECASE)
+# a table reference: after one of these words, an optionally schema-qualified, optionally quoted name and its
+# alias (a word that is not the next clause's), then more of them after commas
+_NOT_ALIAS = r"(?!(?:USING|WHERE|JOIN|ON|SET|LEFT|RIGHT|INNER|FULL|CROSS|NATURAL|GROUP|ORDER|LIMIT|OFFSET|FOR|VALUES|" \
+             r"RETURNING|UNION|HAVING|WINDOW|DEFAULT|SELECT)\b)"
+_TABLE = rf'(?:"?\w+"?\.)?"?\w+"?(?:\s+(?:AS\s+)?{_NOT_ALIAS}\w+)?'
+_REFERENCE = re.compile(rf"\b(?:FROM|JOIN|UPDATE|INTO|USING)\s+({_TABLE}(?:\s*,\s*{_TABLE})*)", re.IGNORECASE)
 
 
 class StatementStatsError(HarnessError):
