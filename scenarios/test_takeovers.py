@@ -13,10 +13,10 @@ the app's own liveness evidence: the heartbeats, and which process beat
   attempt keeps the job. Bug ``claim-judges-by-updated-at``: the claim reads
   "abandoned" from when the row last changed, not from its heartbeat, and
   takes the job from an attempt that beats.
-* **A frozen worker's job, claimed again** (sweeper off): attempt 1's worker
-  freezes while the provider holds its call; its heartbeat goes stale and the
-  relay's second send hands the job to another worker. Right: attempt 2 holds token
-  2 and the woken attempt 1 is fenced out. Bug ``takeover-keeps-token``: the
+* **A frozen consumer's job, claimed again** (SQS path, sweeper off): attempt
+  1's consumer freezes while the provider holds its call; its heartbeat goes
+  stale, its message comes back and the other consumer claims the job. Right:
+  attempt 2 holds token 2 and the woken attempt 1 is fenced out. Bug ``takeover-keeps-token``: the
   claim keeps token 1, so the woken attempt still owns the job: both beat,
   both write.
 * **Two deliveries at once**: the relay's write marking a message sent fails
@@ -81,30 +81,30 @@ def test_a_late_duplicate_leaves_a_live_attempt_alone(jq: Run, refapp):
 
 @pytest.mark.catches("takeover-keeps-token", invariant="no_live_attempt_taken")
 @pytest.mark.jobquake(checks=CHECKS, settle=False)  # settled below, the sweeper still off
-def test_a_frozen_workers_job_claimed_again_gets_a_new_token(jq: Run, refapp):
-    """Attempt 1's worker freezes while the provider holds its call; another worker claims the stale job;
-    attempt 1 wakes while the new owner's call is held too."""
+def test_a_frozen_consumers_job_claimed_again_gets_a_new_token(jq: Run, refapp):
+    """SQS path: attempt 1's consumer freezes while the provider holds its call; its message comes back
+    and the other consumer claims the stale job; attempt 1 wakes while the new owner's call is held too."""
     jq.faults.stop_service("sweeper")  # it would re-queue the stale job first; this is the claim's path
     job_id = job_id_for("p-frozen-claim", "report.pdf")
-    jq.faults.failpoint(RELAY_BETWEEN_SEND_AND_MARK, "kill", once=True, match={"job_id": job_id})
     gate = jq.paidapi.gate(job_id=job_id, step=FIRST_PAID_STEP)
-    assert refapp.submit(DOCUMENTS, project="p-frozen-claim", file="report.pdf") == job_id
+    assert refapp.submit(DOCUMENTS, project="p-frozen-claim", file="report.pdf", route="sqs") == job_id
 
     held = gate.wait(timeout=MARGIN)
-    first = int(held["caller_pid"])  # attempt 1's process, paying for document 0
-    frozen = jq.faults.pause_service(jq.workers.holding(first).name)
-    stale = sqs.budget(jq, "heartbeat_stale")
-    wait_until(lambda: age(refapp, job_id, "heartbeat_at") > stale, timeout=stale + MARGIN,
-               what="attempt 1's heartbeat to go stale")
-    jq.stack.service("relay").start()  # the second send reaches the other worker, which claims the job
-    jq.paidapi.wait_for_call(job_id, step=FIRST_PAID_STEP, after=held["call_id"], timeout=MARGIN)
+    first = int(held["caller_pid"])  # attempt 1's consumer, paying for document 0
+    consumer = next(name for name in jq.stack.service_names() if name.startswith("consumer")
+                    and jq.stack.service(name).pid == first)
+    frozen = jq.faults.pause_service(consumer)  # no heartbeat renews its message or its job
+    # its message comes back once its window lapsed, and the other consumer claims the stale job
+    bound = sqs.budget(jq, "heartbeat_stale") + 2 * sqs.visibility_window(jq) + sqs.RECEIVE_WAIT_S + MARGIN
+    jq.paidapi.wait_for_call(job_id, step=FIRST_PAID_STEP, after=held["call_id"], timeout=bound)
 
-    marks = {w.name: w.log_offset() for w in jq.workers.workers}
+    since = jq.stack.service(consumer).log_offset()
     frozen.heal()  # attempt 1 wakes while its successor's call is held
-    wait_until(lambda: logged(jq, marks, "was declared dead") or beat_by(refapp, job_id, first), timeout=MARGIN,
+    wait_until(lambda: "was declared dead" in jq.stack.service(consumer).logs_since(since)
+               or beat_by(refapp, job_id, first), timeout=MARGIN,
                what="the woken attempt 1 to be fenced out, or to beat")
     gate.heal()
-    jq.settle(timeout=len(DOCUMENTS) * sqs.model_deadline(jq) + MARGIN)
+    jq.settle(timeout=len(DOCUMENTS) * sqs.model_deadline(jq) + 2 * sqs.redelivery_bound(jq) + MARGIN)
 
 
 @pytest.mark.catches("claim-read-then-write", invariant="no_live_attempt_taken")
