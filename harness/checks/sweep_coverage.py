@@ -13,19 +13,21 @@ listed, plus ``unreached`` for a run its deadline stopped; ``started``: when
 it began, epoch seconds; ``state``), and one ``sweep predicate`` event the
 harness recorded after the scenario settled: the rows the sweep's own
 predicate (config ``sweep_predicate``) still selects, i.e. rows no run has
-handled.
+handled, and, where the predicate's query says it, when each last changed.
 
-**Rule.** A row the predicate still selects at the end, which some run
-listed (so it matched the predicate then), must be listed by every run
-that started after that run and ended ``done``: a finished run that left
-out a row it should have seen is invalid. A row that fails in every run
-(listed each time, counted failed) is the per-run invariant's business,
-and a row no run ever listed is not judged (nothing shows it matched while
-a run started).
+**Rule.** A row the predicate still selects at the end matched it when a
+run listed it, and, unchanged since, when any run started after its last
+change. Every run that started after such a moment and ended ``done``
+must have listed it: a finished run that left out a row it should have
+seen is invalid (a row a passing failure made an earlier run skip, every
+row below the point the last run stopped at, a run whose own query
+differs from its predicate). A row that fails in every run (listed each
+time, counted failed) is the per-run invariant's business; a row no run
+listed and whose last change is not known is not judged.
 
 ``unknown`` without a predicate sample (config names no ``sweep_predicate``,
-or the scenario recorded no run) or with fewer than two runs (nothing to
-judge across runs).
+or the scenario recorded no run), or with one run and no row's age
+(nothing to judge across runs).
 """
 from __future__ import annotations
 
@@ -68,6 +70,12 @@ def _still_selected(history: History) -> list[str] | None:
     return None if not samples else [str(r) for r in samples[-1].data.get("rows") or ()]
 
 
+def _changed(history: History) -> dict[str, float]:
+    """When each still-selected row last changed (epoch s), where the predicate's query says."""
+    samples = history.by_source(v.SWEEP, name=v.PREDICATE)
+    return {str(r): float(at) for r, at in (samples[-1].data.get("changed") or {}).items()} if samples else {}
+
+
 def _predicate(history: History, snapshot: Snapshot | None) -> Missing | None:
     if _still_selected(history) is not None:
         return None
@@ -77,42 +85,47 @@ def _predicate(history: History, snapshot: Snapshot | None) -> Missing | None:
 
 def _runs(history: History, snapshot: Snapshot | None) -> Missing | None:
     count = len(sweep_runs(history))
-    if count >= 2:
+    if count >= 2 or (count == 1 and _changed(history)):
         return None
-    return Missing(f"{count} sweep run(s) with a recorded start: nothing to judge across runs")
+    return Missing(f"{count} sweep run(s) with a recorded start, and no row's age: nothing to judge across runs")
 
 
 SWEEP_PREDICATE = Need("sweep_predicate", "the rows the sweep's own predicate selects once the app settled",
                        _predicate)
-SWEEP_RUNS = Need("sweep_runs", "two or more sweep runs, each with the rows it listed and when it started", _runs)
+SWEEP_RUNS = Need("sweep_runs", "sweep runs, each with the rows it listed and when it started (two or more, "
+                  "or one and the rows' ages)", _runs)
 
 
-def _left_out(row: str, runs: list[SweepRun]) -> dict[str, Any] | None:
-    """The first finished run that left ``row`` out after an earlier run listed it; None if none did."""
+def _left_out(row: str, runs: list[SweepRun], changed_at: float | None) -> dict[str, Any] | None:
+    """The first finished run that left ``row`` out although it matched when the run started; None if none."""
     first = next((run for run in runs if row in run.listed), None)
-    if first is None:
+    since = [t for t in (first.started if first else None, changed_at) if t is not None]
+    if not since:
         return None
+    matched = min(since)
     for run in runs:
-        if run.started > first.started and run.state == "done" and row not in run.listed:
-            return {"row": row, "listed_by": first.run_id, "left_out_by": run.run_id,
-                    "left_out_listed": len(run.listed),
-                    "why": f"row {row} matched the predicate when run {first.run_id} started (it listed it) "
-                           f"and still does; run {run.run_id}, which started later and ended done, left it out"}
+        if run.started > matched and run.state == "done" and row not in run.listed:
+            how = (f"run {first.run_id} listed it" if first is not None and matched == first.started
+                   else "it was last changed then")
+            return {"row": row, "matched_at": matched, "listed_by": None if first is None else first.run_id,
+                    "left_out_by": run.run_id, "left_out_listed": len(run.listed),
+                    "why": f"row {row} matched the predicate before run {run.run_id} started ({how}) and still "
+                           f"does; run {run.run_id} ended done and left it out"}
     return None
 
 
 @invariant(NAME, needs=(SWEEP_PREDICATE, SWEEP_RUNS))
 def sweeps_cover_predicate(history: History, snapshot: Snapshot | None) -> Result:
     """Every row the sweep's predicate still selects was listed by each finished run after the first to list it."""
-    runs = sweep_runs(history)
+    runs, changed = sweep_runs(history), _changed(history)
     still = _still_selected(history) or []
-    violations = [found for row in still if (found := _left_out(row, runs)) is not None]
+    violations = [found for row in still if (found := _left_out(row, runs, changed.get(row))) is not None]
     if violations:
         return invalid_result(NAME, f"{len(violations)} row(s) the sweep's predicate still selects were left out "
                               f"by a later finished run; first: {violations[0]['why']}", violations,
                               runs=len(runs), still_selected=len(still))
     listed = set().union(*(run.listed for run in runs))
-    never = sorted(set(still) - listed)
+    never = sorted(set(still) - listed - set(changed))
     return valid_result(NAME, f"{len(runs)} sweep runs over {len(listed)} row(s): each row the predicate still "
                         f"selects was listed by every finished run after it matched"
                         + (f" ({len(never)} never listed, not judged)" if never else ""),

@@ -131,8 +131,10 @@ def sweep_predicate(run: Run) -> None:
     the scenario's sweep runs were recorded: what ``sweeps_cover_predicate`` compares them with."""
     query = run.config.sweep_predicate
     if query and run.history.events().by_source(v.SWEEP, name=v.SWEEP):
-        run.history.record(v.SWEEP, "ok", v.PREDICATE, data={"rows": predicate_rows(run.database_dsn, query),
-                                                              "query": query})
+        rows = predicate_rows(run.database_dsn, query)
+        run.history.record(v.SWEEP, "ok", v.PREDICATE, data={
+            "rows": [row for row, _ in rows], "changed": {row: at for row, at in rows if at is not None},
+            "query": query})
 
 
 SOURCES: list[Source] = [paid_calls, failpoint_triggers, instrumentation, job_logs, hard_limit_kills,

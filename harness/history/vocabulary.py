@@ -36,8 +36,9 @@ event      ok     status               {state, stream, event_id}   a status even
                                         or an error) or the harness stopped reading it
 sweep      ok     sweep                {run_id, eligible, processed, failed,
                                         summary: {processed, failed}, state, started}
-           ok     predicate            {rows, query}               the rows the sweep's own
-                                        predicate (config sweep_predicate) selects now
+           ok     predicate            {rows, changed, query}      the rows the sweep's own
+                                        predicate (config sweep_predicate) selects now, and
+                                        when each last changed (epoch s) where it says
 budget     ok     declared / effective {task, soft, hard}          per-task time limits (s)
            ok     limits               {chains, step_blocked, ...} the app's layered limits
                                         (``harness.limits``; read by checks/end_to_end.py)

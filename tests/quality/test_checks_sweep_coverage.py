@@ -21,8 +21,10 @@ def run(b: HistoryBuilder, run_id: int, started: float, eligible: list[str], fai
             started=WALL_OFFSET + started)
 
 
-def predicate(b: HistoryBuilder, t: float, rows: list[str]) -> None:
-    b.event(v.SWEEP, OK, v.PREDICATE, t, rows=rows, query="SELECT id FROM invoices WHERE ...")
+def predicate(b: HistoryBuilder, t: float, rows: list[str], changed: dict[str, float] | None = None) -> None:
+    """The rows still selected at ``t``; ``changed``: when each last changed (seconds into the run)."""
+    b.event(v.SWEEP, OK, v.PREDICATE, t, rows=rows, query="SELECT id FROM invoices WHERE ...",
+            changed={row: WALL_OFFSET + at for row, at in (changed or {}).items()})
 
 
 def two_runs(second: list[str], still: list[str]) -> HistoryBuilder:
@@ -60,9 +62,28 @@ def test_a_run_that_did_not_finish_is_not_held_to_every_row():
     assert verdict(b).valid is True
 
 
-def test_a_row_no_run_ever_listed_is_not_judged():
+def test_a_row_no_run_ever_listed_and_of_unknown_age_is_not_judged():
     result = verdict(two_runs(second=["2", "4"], still=["9"]))
     assert result.valid is True and result.details["never_listed"] == ["9"]
+
+
+def test_a_row_unchanged_since_before_a_finished_run_that_never_listed_it_is_invalid():
+    """A run whose own query differs from its predicate (due a day later, say) never lists the row."""
+    b = HistoryBuilder()
+    run(b, 1, 1.0, ["1"])
+    run(b, 2, 3.0, ["1"])
+    predicate(b, 5.0, ["9"], changed={"9": 0.5})
+    result = verdict(b)
+    assert result.valid is False
+    assert (result.counterexample[0]["row"], result.counterexample[0]["left_out_by"]) == ("9", "1")
+
+
+def test_a_row_that_changed_after_the_last_run_started_is_not_held_against_it():
+    b = HistoryBuilder()
+    run(b, 1, 1.0, ["1"])
+    run(b, 2, 3.0, ["1"])
+    predicate(b, 5.0, ["9"], changed={"9": 3.5})
+    assert verdict(b).valid is True
 
 
 def test_without_the_predicate_or_with_one_run_it_is_unknown():
