@@ -15,8 +15,9 @@ the app's own liveness evidence: the heartbeats, and which process beat
   takes the job from an attempt that beats.
 * **A frozen consumer's job, claimed again** (SQS path, sweeper off): attempt
   1's consumer freezes while the provider holds its call; its heartbeat goes
-  stale, its message comes back and the other consumer claims the job. Right:
-  attempt 2 holds token 2 and the woken attempt 1 is fenced out. Bug ``takeover-keeps-token``: the
+  stale, its message comes back and the other consumer claims the job, which
+  waits before its second document. Right: attempt 2 holds token 2 and the
+  woken attempt 1 is fenced out. Bug ``takeover-keeps-token``: the
   claim keeps token 1, so the woken attempt still owns the job: both beat,
   both write.
 * **Two deliveries at once**: the relay's write marking a message sent fails
@@ -27,6 +28,9 @@ the app's own liveness evidence: the heartbeats, and which process beat
   two workers run the job under one token.
 """
 from __future__ import annotations
+
+import re
+import time
 
 import pytest
 
@@ -39,6 +43,8 @@ MARGIN = 10.0  # seconds a wait may take on a busy machine
 FIRST_PAID_STEP = "doc-0.categorise"
 DOCUMENTS = ["Invoice 12: payable within 30 days", "Dear Sir, regards"]
 CHECKS = ["no_live_attempt_taken", "no_overlapping_attempts"]
+# what refapp logs when an attempt finds it was declared dead: at a refused beat, or at a refused write
+FENCED_OUT = re.compile(r"was declared dead|leaving it to its new owner")
 
 
 def age(refapp, job_id: str, column: str) -> float:
@@ -46,10 +52,10 @@ def age(refapp, job_id: str, column: str) -> float:
     return refapp.query(f"SELECT extract(epoch FROM now() - {column})::float8 FROM jobs WHERE id = %s", job_id)[0][0]
 
 
-def beat_by(refapp, job_id: str, pid: int) -> bool:
-    """The heartbeat log has a beat of the job written by process ``pid``."""
-    return bool(refapp.query("SELECT 1 FROM jobquake_heartbeat_log WHERE job_id = %s AND writer LIKE %s",
-                             job_id, f"jobquake:%:{pid}"))
+def beat_by(refapp, job_id: str, pid: int, after: float = 0.0) -> bool:
+    """The heartbeat log has a beat of the job written by process ``pid`` after ``after`` (epoch seconds)."""
+    return bool(refapp.query("SELECT 1 FROM jobquake_heartbeat_log WHERE job_id = %s AND writer LIKE %s "
+                             "AND changed_at > to_timestamp(%s)", job_id, f"jobquake:%:{pid}", after))
 
 
 def logged(jq: Run, marks: dict[str, int], words: str) -> bool:
@@ -83,27 +89,29 @@ def test_a_late_duplicate_leaves_a_live_attempt_alone(jq: Run, refapp):
 @pytest.mark.jobquake(checks=CHECKS, settle=False)  # settled below, the sweeper still off
 def test_a_frozen_consumers_job_claimed_again_gets_a_new_token(jq: Run, refapp):
     """SQS path: attempt 1's consumer freezes while the provider holds its call; its message comes back
-    and the other consumer claims the stale job; attempt 1 wakes while the new owner's call is held too."""
+    and the other consumer claims the stale job; attempt 1 wakes while its successor still works."""
     jq.faults.stop_service("sweeper")  # it would re-queue the stale job first; this is the claim's path
     job_id = job_id_for("p-frozen-claim", "report.pdf")
     gate = jq.paidapi.gate(job_id=job_id, step=FIRST_PAID_STEP)
+    # the successor waits before its second document, alive and beating
+    between = jq.failpoints.arm(TASK_ITEM, "hang", once=True, match={"job_id": job_id, "item": 1})
     assert refapp.submit(DOCUMENTS, project="p-frozen-claim", file="report.pdf", route="sqs") == job_id
 
-    held = gate.wait(timeout=MARGIN)
-    first = int(held["caller_pid"])  # attempt 1's consumer, paying for document 0
+    first = int(gate.wait(timeout=MARGIN)["caller_pid"])  # attempt 1's consumer, paying for document 0
     consumer = next(name for name in jq.stack.service_names() if name.startswith("consumer")
                     and jq.stack.service(name).pid == first)
     frozen = jq.faults.pause_service(consumer)  # no heartbeat renews its message or its job
+    gate.heal()  # the provider answers; the frozen consumer reads it when it wakes
     # its message comes back once its window lapsed, and the other consumer claims the stale job
     bound = sqs.budget(jq, "heartbeat_stale") + 2 * sqs.visibility_window(jq) + sqs.RECEIVE_WAIT_S + MARGIN
-    jq.paidapi.wait_for_call(job_id, step=FIRST_PAID_STEP, after=held["call_id"], timeout=bound)
+    between.wait(timeout=bound)
 
-    since = jq.stack.service(consumer).log_offset()
-    frozen.heal()  # attempt 1 wakes while its successor's call is held
-    wait_until(lambda: "was declared dead" in jq.stack.service(consumer).logs_since(since)
-               or beat_by(refapp, job_id, first), timeout=MARGIN,
+    since, woke = jq.stack.service(consumer).log_offset(), time.time()
+    frozen.heal()  # attempt 1 wakes while its successor works
+    wait_until(lambda: FENCED_OUT.search(jq.stack.service(consumer).logs_since(since))
+               or beat_by(refapp, job_id, first, after=woke), timeout=MARGIN,
                what="the woken attempt 1 to be fenced out, or to beat")
-    gate.heal()
+    between.heal()
     jq.settle(timeout=len(DOCUMENTS) * sqs.model_deadline(jq) + 2 * sqs.redelivery_bound(jq) + MARGIN)
 
 
