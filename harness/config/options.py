@@ -125,7 +125,7 @@ OPTIONS += (
     Option("results_query", str, "",
            "SQL returning the app's saved paid-step results: job_id, step, attempt, call_id, saved_at (epoch s)"),
 )
-# Evidence of the app's status streams and sweeps (harness/streams, harness/sweep_evidence.py).
+# Evidence of the app's status streams and sweeps (harness/streams, harness/evidence/collect.py).
 OPTIONS += (
     Option("status_stream", str, "",
            "URL template of the app's all-jobs status stream (SSE), e.g. '{api_url}/events': read during "
