@@ -7,7 +7,8 @@ EXTRAS ?= dev
 # one pytest process per core; each test's duration recorded for tests/quality/test_tiers.py
 PARALLEL = -p no:cacheprovider -n auto --durations=10 --tier-durations=.jobquake/test-durations.json
 
-.PHONY: setup demo test test-all mutants images benchmarks clean api-docs reference-docs docs docs-serve mutants-full
+.PHONY: setup demo test test-all mutants images benchmarks clean api-docs reference-docs docs docs-serve mutants-full \
+	typecheck
 
 setup:
 	@EXTRAS=$(EXTRAS) bash scripts/setup.sh
@@ -47,7 +48,11 @@ images:
 	bash scripts/build-images.sh
 
 clean:
-	rm -rf .jobquake .pytest_cache site
+	rm -rf .jobquake .pytest_cache .mypy_cache site
+
+# mypy --strict on the public API and the shipped scenarios (which files: [tool.mypy] in pyproject.toml)
+typecheck: setup
+	$(VENV)/bin/mypy
 
 # docs/reference/ from the code: config keys, faults, failpoints, invariants, CLI, API (a test fails
 # when a page is out of date)

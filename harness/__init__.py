@@ -2,12 +2,25 @@
 
 Importing ``harness`` is cheap on purpose: application code imports
 ``harness.failpoints`` in production paths, and that must not drag in pytest,
-Celery or the service stack. Public names are loaded on first use.
+Celery or the service stack. Public names are loaded on first use; a type
+checker reads them from the imports below (tests/quality/test_typing.py keeps
+the lists one).
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from harness._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from harness._wait import wait_until
+    from harness.config import Config
+    from harness.errors import (
+        ConfigError, FaultError, FaultWaitTimeout, HarnessError, MissingBinaryError, ServiceError, SettleTimeout,
+        WaitTimeout,
+    )
+    from harness.failpoints import failpoint
+    from harness.run import Run
 
 __version__ = "0.1.0"
 
@@ -27,13 +40,10 @@ _EXPORTS: dict[str, str] = {
     "Config": "harness.config",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = [
+    "Config", "ConfigError", "FaultError", "FaultWaitTimeout", "HarnessError", "MissingBinaryError", "Run",
+    "ServiceError", "SettleTimeout", "WaitTimeout", "__version__", "failpoint", "wait_until",
+]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # to a type checker a misspelt ``harness.X`` must stay an error, not Any
+    __getattr__ = lazy_exports(__name__, _EXPORTS)

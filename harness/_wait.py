@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, TypeVar
+from typing import Callable, Literal, TypeVar
 
 from harness.errors import WaitTimeout
 
@@ -16,7 +16,7 @@ BACKOFF = 1.5  # a lasting wait's pauses: each this much longer than the last
 
 
 def wait_until(
-    predicate: Callable[[], T],
+    predicate: Callable[[], T | None | Literal[False]],  # None / False: not yet; the wait returns T
     *,
     timeout: float,
     interval: float = DEFAULT_INTERVAL,

@@ -3,7 +3,8 @@
 The scenarios ``jobquake init`` writes use it: ``submit`` calls the app's
 own function that takes a new job (``"module:function"``), in a process of
 its own started with the app's environment (as the API process that calls
-it in production would be), and records the submission in the run's
+it in production would be; a Django project's settings, named by
+``DJANGO_SETTINGS_MODULE``, are set up first), and records the submission in the run's
 history (``invoke``, then ``ok`` with the job id, or ``fail``), which is
 what ``no_lost_submission`` judges. The job rows are read through the
 config's column names, directly (never through the fault proxy).
@@ -15,7 +16,7 @@ import os
 import subprocess
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import psycopg
 from psycopg import sql
@@ -24,12 +25,17 @@ from harness._wait import wait_until
 from harness.errors import HarnessError
 from harness.instrument import ENV_PROCESS
 
+__all__ = ["AppClient", "RESULT_MARK", "RUNNER", "SUBMITTER", "SUBMIT_TIMEOUT", "SubmitError"]
+
 SUBMITTER = "submit"  # the label of the submitting process in failpoint contexts (see submitter_match)
 RESULT_MARK = "jobquake-submit-result "
 SUBMIT_TIMEOUT = 60.0  # seconds a submission may take (a pool wait, a slow commit) before it is an error
 # run in the submitting process: import the function, call it, print its result on a marked line
 RUNNER = """
-import importlib, json, sys
+import importlib, json, os, sys
+if os.environ.get("DJANGO_SETTINGS_MODULE"):  # a Django project's code needs its app registry first
+    import django
+    django.setup()
 module, _, name = sys.argv[1].partition(":")
 args = json.loads(sys.argv[2])
 result = getattr(importlib.import_module(module), name)(**args)
@@ -44,7 +50,7 @@ class SubmitError(HarnessError):
 class AppClient:
     """Submit jobs through the app's own function; read and wait for job rows by config."""
 
-    def __init__(self, jq: Any, *, submit: str, job_args: Callable[[int], dict] | None = None):
+    def __init__(self, jq: Any, *, submit: str, job_args: Callable[[int], dict[str, Any]] | None = None):
         if ":" not in submit:
             raise SubmitError(f"submit = {submit!r}: expected 'module:function'")
         self.jq = jq
@@ -119,9 +125,9 @@ class AppClient:
         query = sql.SQL("INSERT INTO {} ({}) VALUES ({}) RETURNING {}::text").format(
             sql.Identifier(t.table), sql.SQL(", ").join(map(sql.Identifier, values)),
             sql.SQL(", ").join(sql.Placeholder() * len(values)), sql.Identifier(t.id_column))
-        return self.query(query, *values.values())[0][0]
+        return cast("str", self.query(query, *values.values())[0][0])
 
-    def query(self, query: Any, *params: Any) -> list[tuple]:
+    def query(self, query: Any, *params: Any) -> list[tuple[Any, ...]]:
         """Run SQL on the app's database, directly; its rows (empty for statements without any)."""
         with psycopg.connect(self.jq.database_dsn, autocommit=True, connect_timeout=5) as conn:
             cursor = conn.execute(query, params)

@@ -28,6 +28,11 @@ from harness.config import load_callable
 from harness.errors import ConfigError, HarnessError
 from harness.history import vocabulary as v
 
+__all__ = [
+    "BudgetAuditError", "DEFAULT_TIMEOUT", "LIMIT_FIELDS", "Limits", "ask_workers", "audit_budgets",
+    "declared_budgets", "effective_limits", "parse_registered", "pool_limits", "same_limits", "worst_case",
+]
+
 DEFAULT_TIMEOUT = 5.0  # seconds to wait for every worker's reply
 LIMIT_FIELDS = {"soft_time_limit": "soft", "time_limit": "hard"}
 

@@ -3,6 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "ConfigError", "FaultError", "FaultWaitTimeout", "HarnessError", "MissingBinaryError", "ServiceError",
+    "SettleTimeout", "WaitTimeout",
+]
+
 
 class HarnessError(Exception):
     """Base of every error jobquake raises on purpose."""

@@ -39,6 +39,11 @@ from harness._wait import wait_until
 from harness.errors import HarnessError, WaitTimeout
 from harness.history import vocabulary as v
 
+__all__ = [
+    "COUNTERS", "DEFAULT_QUIET", "DEFAULT_TIMEOUT", "POLL", "QueryStatsError", "ScanCounter", "TableScans",
+    "read_scans", "settled_scans",
+]
+
 COUNTERS = ("seq_scan", "idx_scan")
 DEFAULT_QUIET = 1.5  # seconds without change: longer than a busy backend's 1 s publishing interval
 DEFAULT_TIMEOUT = 15.0  # seconds: an idle backend publishes after 10 s at the latest
@@ -77,12 +82,12 @@ def read_scans(dsn: str, table: str, schema: str = "public") -> TableScans:
             row = conn.execute(
                 "SELECT coalesce(seq_scan, 0), coalesce(idx_scan, 0) FROM pg_stat_user_tables "
                 "WHERE schemaname = %s AND relname = %s", (schema, table)).fetchone()
-            enabled = conn.execute("SHOW track_counts").fetchone()[0]
+            shown = conn.execute("SHOW track_counts").fetchone()
     except psycopg.Error as exc:
         raise QueryStatsError(f"cannot read the statistics of {schema}.{table}: {exc}") from exc
     if row is None:
         raise QueryStatsError(f"no table {schema}.{table} in pg_stat_user_tables (wrong name or database?)")
-    if enabled != "on":
+    if shown is None or shown[0] != "on":
         raise QueryStatsError("track_counts is off: Postgres counts no table scans")
     return TableScans(table, int(row[0]), int(row[1]), time.time())
 

@@ -23,18 +23,18 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.config import Config
 from harness.errors import SettleTimeout
 from harness.evidence import JobTable
-from harness.evidence.clock import WALL_CLOCK
+from harness.evidence.events import events_from_heartbeats, events_from_state_log
 from harness.evidence.job_logs import JobLogs
 from harness.failpoints.control import FailpointControl
 from harness.faults import Faults
 from harness.history import Record, Recorder
 from harness.history import vocabulary as v
-from harness.history.converters import events_from_heartbeats, events_from_state_log
+from harness.history.clock import WALL_CLOCK
 from harness.paidapi.control import PaidAPIControl
 from harness.pending import SettleOutcome, Settler
 from harness.pending.sources import Sources
@@ -42,6 +42,8 @@ from harness.proxy.client import ProxyClient
 from harness.stack.stack import Stack
 from harness.stack.worker import WorkerPool
 from harness.streams import StatusStreams
+
+__all__ = ["Run", "artifacts_dir_for"]
 
 
 def artifacts_dir_for(root: Path, nodeid: str) -> Path:
@@ -105,7 +107,7 @@ class Run:
     @property
     def database_url(self) -> str:
         """The app's SQLAlchemy URL of its database (through the fault proxy when it is proxied)."""
-        return self.values["database_url"]
+        return cast("str", self.values["database_url"])
 
     @property
     def database_dsn(self) -> str:
@@ -115,7 +117,7 @@ class Run:
     @property
     def redis_url(self) -> str:
         """The broker's URL, as the app is given it."""
-        return self.values["redis_url"]
+        return cast("str", self.values["redis_url"])
 
     def scaled(self, seconds: float) -> float:
         """A production duration in this run's time (``seconds × time_scale``)."""
@@ -165,7 +167,7 @@ class Run:
 
     def service_log(self, service: Any) -> str:
         """What ``service`` (a worker, an app process, a server of the stack) logged since this run began."""
-        return service.logs_since(self._log_offsets.get(service.name, 0))
+        return cast("str", service.logs_since(self._log_offsets.get(service.name, 0)))
 
     def close(self) -> None:
         """Stop the settle's readers and close the job logs and the history (the session does, at teardown)."""

@@ -31,6 +31,8 @@ from harness.errors import HarnessError
 from harness.evidence.statements import Statement, read_statements, tables_of, user_tables
 from harness.history import vocabulary as v
 
+__all__ = ["DEFAULT_WINDOW", "TableCount", "TableWork"]
+
 HARNESS_TABLES = "jobquake_"  # the harness's own tables (state log, heartbeat log): no app work
 DEFAULT_WINDOW = 2.0  # seconds of watching after the batch, to tell background statements apart
 

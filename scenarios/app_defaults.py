@@ -19,7 +19,7 @@ DEADLINE_SETTING = "REFAPP_MODEL_DEADLINE_S"
 def table_model_deadline(jq: Any) -> float:
     """The budget table's per-call deadline, as written (``BUDGETS["model_call"]``), in this run's seconds."""
     row = budgets.BUDGETS["model_call"]
-    return max(row.seconds * jq.config.time_scale, row.floor)
+    return float(max(row.seconds * jq.config.time_scale, row.floor))
 
 
 def _restart_workers(pool: Any) -> None:

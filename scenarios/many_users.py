@@ -8,7 +8,9 @@ own ``invoice.pdf``), as real uploads do.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
+
+from scenarios.refapp_client import RefApp
 
 
 @dataclass(frozen=True)
@@ -31,9 +33,18 @@ UPLOADS = (
 )
 
 
-def submit_all(refapp: Any, uploads: tuple[Upload, ...] = UPLOADS, **extra: Any) -> list[str | None]:
+@overload
+def submit_all(refapp: RefApp, uploads: tuple[Upload, ...] = UPLOADS, *, expect: Literal[202] = 202,
+               **extra: Any) -> list[str]: ...
+@overload
+def submit_all(refapp: RefApp, uploads: tuple[Upload, ...] = UPLOADS, *, expect: int | None,
+               **extra: Any) -> list[str | None]: ...
+
+
+def submit_all(refapp: RefApp, uploads: tuple[Upload, ...] = UPLOADS, *, expect: int | None = 202,
+               **extra: Any) -> list[str] | list[str | None]:
     """Submit every upload; the job ids (None for an answer that was not 2xx when ``expect=None``)."""
-    return [refapp.submit(list(u.documents), project=u.project, file=u.file, user=u.user, **extra)
+    return [refapp.submit(list(u.documents), project=u.project, file=u.file, user=u.user, expect=expect, **extra)
             for u in uploads]
 
 

@@ -11,7 +11,7 @@ import json
 import socket
 import ssl
 import threading
-from typing import Any
+from typing import Any, Literal, cast, overload
 
 import httpx
 import psycopg
@@ -34,9 +34,20 @@ class RefApp:
         self._events: EventStream | None = None
 
     # -- the API ---------------------------------------------------------------------
+    @overload
+    def submit(self, documents: list[str] | None = None, *, project: str = ..., file: str = ..., user: str = ...,
+               route: str | None = None, expect: Literal[200, 201, 202] = 202, **extra: Any) -> str: ...
+    @overload
+    def submit(self, documents: list[str] | None = None, *, project: str = ..., file: str = ..., user: str = ...,
+               route: str | None = None, expect: int | None, **extra: Any) -> str | None: ...
+
     def submit(self, documents: list[str] | None = None, *, project: str = "acme", file: str = "upload.pdf",
                user: str = "ana", route: str | None = None, expect: int | None = 202, **extra: Any) -> str | None:
-        """POST /jobs as a user's browser would; return the job id of a 2xx answer."""
+        """POST /jobs as a user's browser would; return the job id of a 2xx answer.
+
+        ``expect``: the status the answer must have (an assertion); a 2xx one
+        means the id is there (typed ``str``), ``None`` asserts nothing.
+        """
         body: dict[str, Any] = {"project": project, "file": file, "user": user, **extra}
         if documents is not None:
             body["documents"] = documents
@@ -62,7 +73,7 @@ class RefApp:
         """GET /jobs/{id}: what the user's screen shows after a refresh."""
         answer = self.http.get(f"/jobs/{job_id}")
         answer.raise_for_status()
-        return answer.json()
+        return cast("dict[str, Any]", answer.json())
 
     def wait_for(self, job_id: str, *states: str, timeout: float = 20.0) -> dict[str, Any]:
         """Poll the job until it is in one of ``states`` (default: any terminal state).
@@ -78,10 +89,10 @@ class RefApp:
         """POST /sweeps/overdue: run the overdue-invoice sweep now."""
         answer = self.http.post("/sweeps/overdue")
         answer.raise_for_status()
-        return answer.json()
+        return cast("dict[str, Any]", answer.json())
 
     # -- the database (read-only, direct, never through the fault proxy) ---------------
-    def query(self, sql: str, *params: Any) -> list[tuple]:
+    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         with psycopg.connect(self.jq.database_dsn, autocommit=True, connect_timeout=5) as conn:
             return conn.execute(sql, params).fetchall()
 

@@ -16,11 +16,15 @@ the batch budget ends the whole job instead, at 6 s here.
 """
 from __future__ import annotations
 
+from typing import Any, Iterator
+
 import pytest
 
+from harness import Run
 from refapp.submit import job_id_for
 from scenarios.app_defaults import own_model_deadline, table_model_deadline
 from scenarios.hang_support import record_item_outcomes
+from scenarios.refapp_client import RefApp
 
 SLACK = 0.1  # seconds: a job gives up its call within a few milliseconds of the deadline
 BATCH_SOFT_LIMIT_S = 600  # refapp.process_job's soft limit (refapp/budgets.py), real seconds
@@ -28,12 +32,12 @@ MARGIN = 5.0  # seconds a wait may take on a busy machine
 
 
 @pytest.fixture
-def app_defaults(jq):
+def app_defaults(jq: Run) -> Iterator[None]:
     """The workers run on refapp's own default per-call deadline for this scenario."""
     yield from own_model_deadline(jq)
 
 
-def on_time(deadline: float) -> dict:
+def on_time(deadline: float) -> dict[str, dict[str, Any]]:
     return {"deadline_honoured": {"deadline": deadline, "slack": SLACK},
             "timeout_labelled": {"deadline": deadline, "label": "timeout:"}}
 
@@ -43,7 +47,7 @@ DEADLINE_AT_TEST_SCALE = 1.2  # 120 s at the default time scale 0.01
 
 @pytest.mark.catches("model-deadline-over-batch-budget", invariant="deadline_honoured")
 @pytest.mark.jobquake(checks=["deadline_honoured", "timeout_labelled"], options=on_time(DEADLINE_AT_TEST_SCALE))
-def test_a_hung_call_ends_at_the_apps_own_deadline(jq, refapp, app_defaults):
+def test_a_hung_call_ends_at_the_apps_own_deadline(jq: Run, refapp: RefApp, app_defaults: None) -> None:
     """One document whose call hangs: it ends at the table's deadline, the job ``failed`` as a timeout.
 
     One document, so the job's whole run stays far inside the batch's soft

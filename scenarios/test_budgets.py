@@ -12,6 +12,7 @@ import pytest
 from harness import Run
 from harness.budgets import audit_budgets
 from harness.querystats import ScanCounter
+from scenarios.refapp_client import RefApp
 
 LONG_TAIL_CALL_S = 60  # real seconds per model call: 6 documents need 360 s, inside the 600 s budget
 LONG_TAIL_DOCUMENTS = 6
@@ -25,7 +26,7 @@ SCANS_PER_DOCUMENT = 0.5
 
 @pytest.mark.catches("cli-budget-wins", invariant="effective_budget")
 @pytest.mark.jobquake(checks=["effective_budget"])
-def test_every_task_runs_on_the_budget_it_declares(jq: Run, refapp):
+def test_every_task_runs_on_the_budget_it_declares(jq: Run, refapp: RefApp) -> None:
     """Slow model calls only: the audit compares the declared budgets with what the workers enforce.
 
     Right: ``refapp.process_job`` declares 600 s soft / 900 s hard and the
@@ -48,7 +49,7 @@ def test_every_task_runs_on_the_budget_it_declares(jq: Run, refapp):
 @pytest.mark.catches("reference-table-rescan", invariant="query_budget")
 @pytest.mark.jobquake(checks=["query_budget"],
                       options={"query_budget": {"budget": {"categories": SCANS_PER_DOCUMENT}}})
-def test_the_category_table_is_not_read_per_document(jq: Run, refapp):
+def test_the_category_table_is_not_read_per_document(jq: Run, refapp: RefApp) -> None:
     """Slow model calls only: a batch of documents, with Postgres counting the scans of ``categories``.
 
     Every document's prompt lists the categories, and every answer is checked

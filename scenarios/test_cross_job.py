@@ -32,7 +32,7 @@ MARGIN = 20.0  # seconds a job of two documents may take on a busy machine
 @pytest.mark.catches("idempotency-key-without-job", invariant="results_have_provenance")
 @pytest.mark.catches("job-id-ignores-project", invariant="each_upload_its_own_job")
 @pytest.mark.jobquake(checks=["results_have_provenance", "each_upload_its_own_job"])
-def test_jobs_after_another_users_job_get_answers_of_their_own(jq: Run, refapp: RefApp):
+def test_jobs_after_another_users_job_get_answers_of_their_own(jq: Run, refapp: RefApp) -> None:
     """Ana's ``acme-books/invoice.pdf`` ends ``done``; then Ben (``initech-tax/invoice.pdf``) and Cho upload.
 
     Right: each of the three uploads is its own job, and each job's saved

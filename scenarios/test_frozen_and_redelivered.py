@@ -41,16 +41,17 @@ from __future__ import annotations
 
 import pytest
 
-from harness import wait_until
+from harness import Run, wait_until
 from refapp.failpoints import HEARTBEAT_WRITTEN, RELAY_BETWEEN_SEND_AND_MARK
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
+from scenarios.refapp_client import RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 DOCUMENTS = [f"page {i} of the annual report" for i in range(5)]
 
 
-def worker_of(jq, pid: int, what: str) -> str:
+def worker_of(jq: Run, pid: int, what: str) -> str:
     """The name of the worker whose process tree holds ``pid`` (which did ``what``)."""
     holder = jq.workers.holding(pid)
     assert holder is not None, f"no worker's process tree holds pid {pid} ({what})"
@@ -62,7 +63,8 @@ def worker_of(jq, pid: int, what: str) -> str:
 # the sweeper takes the job from attempt 2 while attempt 2's heartbeat is fresh.
 @pytest.mark.catches("sweeper-judges-by-start-time", invariant="no_live_attempt_taken")
 @pytest.mark.jobquake(checks=["no_overlapping_attempts", "no_live_attempt_taken"])
-def test_a_frozen_workers_job_is_finished_by_another_and_the_frozen_one_changes_nothing(jq, refapp):
+def test_a_frozen_workers_job_is_finished_by_another_and_the_frozen_one_changes_nothing(
+        jq: Run, refapp: RefApp) -> None:
     """The worker running a five-document job freezes with the job's row locked; the sweeper rescues the job.
 
     The freeze comes at attempt 1's first heartbeat, held at the failpoint
@@ -96,7 +98,7 @@ def test_a_frozen_workers_job_is_finished_by_another_and_the_frozen_one_changes_
 # itself: attempt 2 took the job while attempt 1's heartbeat was fresh.
 @pytest.mark.catches("claim-steals-live-job", invariant="no_live_attempt_taken")
 @pytest.mark.jobquake(checks=["no_overlapping_attempts", "no_live_attempt_taken"])
-def test_a_message_delivered_again_while_its_job_runs_leaves_the_running_attempt_alone(jq, refapp):
+def test_a_message_delivered_again_while_its_job_runs_leaves_the_running_attempt_alone(jq: Run, refapp: RefApp) -> None:
     """The relay sends a running job's message a second time; the live attempt keeps the job.
 
     The relay's write marking the row sent fails once, after the send (the
@@ -121,6 +123,6 @@ def test_a_message_delivered_again_while_its_job_runs_leaves_the_running_attempt
     assert (job["state"], job["attempt"]) == ("done", 1), job
 
 
-def left_alone(jq, marks: dict[str, int]) -> bool:
+def left_alone(jq: Run, marks: dict[str, int]) -> bool:
     """A worker logged that a delivery found the job in a live attempt's hands (refapp: "in hand")."""
     return any("in hand" in w.logs_since(marks.get(w.name, 0)) for w in jq.workers.workers)

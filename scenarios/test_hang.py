@@ -26,12 +26,15 @@ Each scenario hangs every call from some moment on (or the next few): a
 rule for one job would need the job's id, which the app gives only once
 the job is submitted, too late to be sure its call has not been made.
 """
+from typing import Any
+
 import pytest
 
 from harness import Run, wait_until
 from harness.faults import HangEndpoint
 from scenarios.hang_support import (configured_deadline, record_item_outcomes, submit_one_document_jobs,
                                     worker_slots)
+from scenarios.refapp_client import RefApp
 
 # The per-call deadline the stack is configured with: REFAPP_MODEL_DEADLINE_S = "100" (real
 # seconds, pyproject.toml) at the default time scale 0.01. An app that ignores the setting uses
@@ -51,7 +54,7 @@ ON_TIME = {"deadline_honoured": {"deadline": DEADLINE, "slack": SLACK}, "timeout
 WAIT = 5 * DEADLINE
 
 
-def assert_timed_out(job: dict) -> None:
+def assert_timed_out(job: dict[str, Any]) -> None:
     """The job ended failed, and its reason says the call timed out."""
     assert job["state"] == "failed", job
     assert job["reason"].startswith("timeout:"), job
@@ -61,7 +64,7 @@ def assert_timed_out(job: dict) -> None:
 @pytest.mark.catches("timeout-unlabelled", invariant="timeout_labelled")
 @pytest.mark.catches("dead-config-deadline", invariant="deadline_honoured")
 @pytest.mark.catches("no-deadline", invariant="deadline_honoured")
-def test_a_provider_that_never_answers_fails_each_job_at_the_deadline(jq: Run, refapp):
+def test_a_provider_that_never_answers_fails_each_job_at_the_deadline(jq: Run, refapp: RefApp) -> None:
     """The provider accepts every call and never answers; nothing is billed.
 
     One more job than there are worker slots: the first ones take every
@@ -90,7 +93,7 @@ def test_a_provider_that_never_answers_fails_each_job_at_the_deadline(jq: Run, r
 
 @pytest.mark.jobquake(checks=["deadline_honoured"], options=ON_TIME)
 @pytest.mark.catches("dead-config-deadline", invariant="deadline_honoured")
-def test_an_answer_lost_on_the_network_fails_each_job_at_the_deadline(jq: Run, refapp):
+def test_an_answer_lost_on_the_network_fails_each_job_at_the_deadline(jq: Run, refapp: RefApp) -> None:
     """Requests reach the provider, which works and bills; every answer is dropped on the way back.
 
     The same shape as at the provider, and the same outcome for the user:
@@ -120,7 +123,7 @@ def test_an_answer_lost_on_the_network_fails_each_job_at_the_deadline(jq: Run, r
 
 @pytest.mark.jobquake(settle=2, checks=["deadline_honoured"], options=ON_TIME)
 @pytest.mark.catches("no-deadline", invariant="every_job_terminal")
-def test_hung_calls_do_not_stop_the_jobs_queued_behind_them(jq: Run, refapp):
+def test_hung_calls_do_not_stop_the_jobs_queued_behind_them(jq: Run, refapp: RefApp) -> None:
     """The provider hangs as many calls as there are worker slots, then answers normally again.
 
     Every slot is taken by a hung call when an ordinary job arrives. The
@@ -158,7 +161,7 @@ def test_hung_calls_do_not_stop_the_jobs_queued_behind_them(jq: Run, refapp):
 
 @pytest.mark.jobquake(checks=["timeout_labelled"], options={"timeout_labelled": LABELLED})
 @pytest.mark.catches("timeout-unlabelled", invariant="timeout_labelled")
-def test_a_hang_is_reported_as_a_timeout_and_a_provider_error_is_not(jq: Run, refapp):
+def test_a_hang_is_reported_as_a_timeout_and_a_provider_error_is_not(jq: Run, refapp: RefApp) -> None:
     """A call that hangs and a call that fails end the same way (``failed``) for different reasons.
 
     The user, and whoever is on call, must be able to tell them apart: a

@@ -7,10 +7,11 @@ receives match the database; every call is billed exactly once.
 import pytest
 
 from harness import Run
+from scenarios.refapp_client import RefApp
 
 
 @pytest.mark.jobquake(checks=["status_events_consistent"])
-def test_an_upload_is_processed_and_billed_once(jq: Run, refapp):
+def test_an_upload_is_processed_and_billed_once(jq: Run, refapp: RefApp) -> None:
     events = refapp.listen()
 
     job_id = refapp.submit(["invoice from ACME", "hotel receipt", "train ticket"])

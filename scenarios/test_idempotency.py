@@ -23,6 +23,7 @@ from harness.faults import AtFailpoint
 from refapp.submit import job_id_for
 from scenarios.crash_support import assert_caught_mid_job, kill_every_worker, start_fresh_workers
 from scenarios.idempotency_support import record_saved_steps
+from scenarios.refapp_client import RefApp
 
 DOCUMENTS = ["invoice from ACME, payable in 30 days", "hotel receipt, paid, thank you"]
 FILE = "scan.pdf"
@@ -30,7 +31,7 @@ WAIT = 10.0  # seconds a wait may take on a busy machine
 
 
 @pytest.mark.catches("fresh-idempotency-key", invariant="no_double_billing")
-def test_a_call_billed_for_a_dead_worker_is_replayed_not_billed_again(jq: Run, refapp):
+def test_a_call_billed_for_a_dead_worker_is_replayed_not_billed_again(jq: Run, refapp: RefApp) -> None:
     """Same key on every attempt: the provider replays (bug: ``fresh-idempotency-key`` bills twice).
 
     The gate holds document 0's call at the provider; every worker is
@@ -56,7 +57,7 @@ def test_a_call_billed_for_a_dead_worker_is_replayed_not_billed_again(jq: Run, r
 
 @pytest.mark.catches("check-after-pay", invariant="no_paid_call_for_done_step")
 @pytest.mark.jobquake(checks=["no_paid_call_for_done_step"])
-def test_a_step_saved_before_the_crash_is_not_paid_for_again(jq: Run, refapp):
+def test_a_step_saved_before_the_crash_is_not_paid_for_again(jq: Run, refapp: RefApp) -> None:
     """"Already done?" before paying (bug: ``check-after-pay`` asks only before saving).
 
     The worker dies just before document 1, after document 0's answer was
@@ -83,7 +84,7 @@ def test_a_step_saved_before_the_crash_is_not_paid_for_again(jq: Run, refapp):
 
 @pytest.mark.catches("unstable-job-id", invariant="no_upload_billed_twice")
 @pytest.mark.jobquake(checks=["no_upload_billed_twice"])
-def test_an_upload_sent_twice_is_one_job_billed_once(jq: Run, refapp):
+def test_an_upload_sent_twice_is_one_job_billed_once(jq: Run, refapp: RefApp) -> None:
     """One job per upload (bug: ``unstable-job-id`` makes the second request a second job).
 
     The gateway timed out the user's first request and sent it again. Right:

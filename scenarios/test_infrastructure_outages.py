@@ -31,8 +31,9 @@ import re
 
 import pytest
 
-from harness import wait_until
+from harness import Run, wait_until
 from scenarios.many_users import UPLOADS, Upload, submit_all
+from scenarios.refapp_client import RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 # what refapp's relay logs when a send failed (a pass that failed, or, with the bug, a row it gave up on)
@@ -44,7 +45,7 @@ NOT_SAVED = "not saved"  # what refapp's API logs for a submission it could not 
 @pytest.mark.catches("relay-drops-after-retries", invariant="every_job_terminal")
 @pytest.mark.catches("relay-drops-after-retries", invariant="no_lost_submission")
 @pytest.mark.jobquake(settle=False)  # settled below, while the sweeper is still stopped
-def test_uploads_accepted_while_the_broker_is_down_run_once_it_is_back(jq, refapp):
+def test_uploads_accepted_while_the_broker_is_down_run_once_it_is_back(jq: Run, refapp: RefApp) -> None:
     """Redis is down while three users upload; the relay keeps their messages until it is back.
 
     The sweeper is stopped: it re-sends a queued job with no message after
@@ -73,7 +74,7 @@ LATE_UPLOAD = Upload("dev", "umbrella-ops", "after-the-outage.pdf", ("signed del
 
 
 @pytest.mark.catches("submit-acks-before-save", invariant="no_lost_submission")
-def test_uploads_while_every_database_slot_is_taken_are_refused_not_lost(jq, refapp):
+def test_uploads_while_every_database_slot_is_taken_are_refused_not_lost(jq: Run, refapp: RefApp) -> None:
     """Every Postgres connection slot is taken while three users upload: each is told to try again.
 
     Right: 503 for each (the job could not be saved, nothing was promised);
@@ -95,7 +96,7 @@ def test_uploads_while_every_database_slot_is_taken_are_refused_not_lost(jq, ref
 
 
 @pytest.mark.jobquake(settle=20)
-def test_a_database_restart_while_jobs_run_leaves_every_job_somewhere_a_person_can_see(jq, refapp):
+def test_a_database_restart_while_jobs_run_leaves_every_job_somewhere_a_person_can_see(jq: Run, refapp: RefApp) -> None:
     """Postgres restarts (every session cut) while three users' jobs are running.
 
     Each attempt that touches the database during the restart fails its write:

@@ -42,6 +42,7 @@ from harness import Run
 from refapp import budgets
 from refapp.submit import job_id_for
 from scenarios.crash_support import assert_caught_mid_job, kill_every_worker, start_fresh_workers
+from scenarios.refapp_client import RefApp
 
 DOCUMENTS = ["invoice from ACME, payable in 30 days", "hotel receipt, paid, thank you"]
 FILE = "scan.pdf"
@@ -51,7 +52,7 @@ MARGIN = 10.0  # seconds of slack for a busy machine, on top of the app's own bo
 
 @pytest.mark.catches("acks-early", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within the broker's own bound
-def test_a_killed_workers_task_comes_back_from_the_broker(jq: Run, refapp):
+def test_a_killed_workers_task_comes_back_from_the_broker(jq: Run, refapp: RefApp) -> None:
     """Broker redelivery alone brings the job back (bug: ``acks-early`` loses it for good).
 
     With ``acks-early`` Celery acknowledged the task when a worker took it,
@@ -80,7 +81,7 @@ def test_a_killed_workers_task_comes_back_from_the_broker(jq: Run, refapp):
 
 @pytest.mark.catches("no-sweeper", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within the sweeper's own bound
-def test_the_sweeper_rescues_a_job_whose_worker_and_message_are_gone(jq: Run, refapp):
+def test_the_sweeper_rescues_a_job_whose_worker_and_message_are_gone(jq: Run, refapp: RefApp) -> None:
     """The sweeper alone brings the job back (bug: ``no-sweeper`` finds nothing).
 
     Flushing the broker deletes the dead worker's unacknowledged task, so

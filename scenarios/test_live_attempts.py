@@ -23,15 +23,16 @@ import time
 
 import pytest
 
-from harness import wait_until
+from harness import Run, wait_until
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
+from scenarios.refapp_client import RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 DOCUMENTS = [f"chapter {i} of the annual report" for i in range(4)]  # within the soft limit, hold included
 
 
-def heartbeat_at(refapp, job_id: str) -> float:
+def heartbeat_at(refapp: RefApp, job_id: str) -> float:
     """The job row's heartbeat, in epoch seconds (refapp's own liveness evidence)."""
     rows = refapp.query("SELECT extract(epoch FROM heartbeat_at)::float8 FROM jobs WHERE id = %s", job_id)
     return rows[0][0] or 0.0
@@ -39,7 +40,7 @@ def heartbeat_at(refapp, job_id: str) -> float:
 
 @pytest.mark.catches("heartbeat-dies-on-db-error", invariant="no_live_attempt_taken")
 @pytest.mark.jobquake(checks=["no_live_attempt_taken"])
-def test_a_long_jobs_heartbeat_beats_again_after_a_database_restart(jq, refapp):
+def test_a_long_jobs_heartbeat_beats_again_after_a_database_restart(jq: Run, refapp: RefApp) -> None:
     """Postgres restarts while attempt 1 waits between two documents; its heartbeat comes back.
 
     Attempt 1 is held before its second document (a control, not a fault:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness import wait_until
+from harness import Run, wait_until
 from harness.faults import InFlight
 from refapp.failpoints import SUBMIT_AFTER_JOB_WRITE
 from refapp.submit import job_id_for
 from scenarios import poison_support as poison
 from scenarios.hang_support import configured_deadline, record_item_outcomes
 from scenarios.many_users import UPLOADS, Upload, submit_all
+from scenarios.refapp_client import RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 FIRST_PAID_STEP = "doc-0.categorise"  # refapp's name for the model call of document 0
@@ -33,7 +34,7 @@ def job_ids(uploads: tuple[Upload, ...] = UPLOADS) -> list[str]:
 # deadline, for a client that was killed, not kept waiting. end_to_end_deadline does not tell the two
 # apart, so it is not asked here.
 @pytest.mark.jobquake(skip_checks=["end_to_end_deadline"])
-def test_a_worker_killed_mid_call_loses_no_job_of_any_user(jq, refapp):
+def test_a_worker_killed_mid_call_loses_no_job_of_any_user(jq: Run, refapp: RefApp) -> None:
     """The worker holding the first user's model call is SIGKILLed; every user's job still ends.
 
     The kill takes the worker's whole process group, and with it any other
@@ -60,7 +61,7 @@ ON_TIME = {"deadline_honoured": {"deadline": DEADLINE, "slack": 0.1},
 @pytest.mark.catches("timeout-unlabelled", invariant="timeout_labelled")
 @pytest.mark.catches("dead-config-deadline", invariant="deadline_honoured")
 @pytest.mark.jobquake(checks=["timeout_labelled", "deadline_honoured"], options=ON_TIME)
-def test_one_users_hung_calls_time_out_while_the_others_finish(jq, refapp):
+def test_one_users_hung_calls_time_out_while_the_others_finish(jq: Run, refapp: RefApp) -> None:
     """The provider hangs every call of the first user's job; the other users' jobs run beside it.
 
     Right: the first job's calls each end at the configured deadline, it
@@ -82,7 +83,7 @@ IMPORTS = (
 )
 
 
-def test_poison_rows_in_one_users_import_do_not_reach_the_others(jq, refapp):
+def test_poison_rows_in_one_users_import_do_not_reach_the_others(jq: Run, refapp: RefApp) -> None:
     """Two users import CSV files with bad rows while a third uploads documents.
 
     Each bad row (one too big for the ledger's column, failing in the
@@ -107,7 +108,7 @@ HOLD_AT_MOST = 10.0  # the harness gives the pool back at heal; this bounds a sc
 @pytest.mark.catches("dual-write", invariant="no_lost_submission")
 @pytest.mark.catches("submit-acks-before-save", invariant="no_lost_submission")
 @pytest.mark.jobquake(settle=False)  # settled below, while the sweeper is still stopped
-def test_uploads_arriving_while_the_pool_is_dry_are_saved_or_refused(jq, refapp):
+def test_uploads_arriving_while_the_pool_is_dry_are_saved_or_refused(jq: Run, refapp: RefApp) -> None:
     """The API's pool runs dry right after the first user's job is saved; two more users upload meanwhile.
 
     Right: the first upload is accepted (job and message were committed

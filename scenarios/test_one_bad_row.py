@@ -32,6 +32,7 @@ import pytest
 from harness import Run
 from scenarios import sqs_support as sqs
 from scenarios.crash_support import kill_mid_job_and_lose_its_message
+from scenarios.refapp_client import RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 DOCUMENTS = ["Invoice 12: payable within 30 days", "Dear Sir, regards"]
@@ -44,7 +45,7 @@ LATER_RULE = ("ALTER TABLE jobs ADD CONSTRAINT jobs_queued_route_exists "
 
 
 @pytest.mark.jobquake(settle=False)  # settled below, within the relay's own bound
-def test_an_outbox_row_that_can_never_be_sent_does_not_hold_up_the_rows_behind_it(jq: Run, refapp):
+def test_an_outbox_row_that_can_never_be_sent_does_not_hold_up_the_rows_behind_it(jq: Run, refapp: RefApp) -> None:
     refapp.execute("INSERT INTO outbox (job_id, destination, payload) VALUES (%s, 'celery', %s)",
                    "legacy-batch-7", json.dumps(["legacy-batch-7", 1]))  # positional arguments
     for n in range(3):
@@ -54,7 +55,7 @@ def test_an_outbox_row_that_can_never_be_sent_does_not_hold_up_the_rows_behind_i
 
 
 @pytest.mark.jobquake(settle=False)  # settled below, within the sweeper's own bound
-def test_a_job_the_sweeper_cannot_send_again_does_not_keep_it_from_the_jobs_behind_it(jq: Run, refapp):
+def test_a_job_the_sweeper_cannot_send_again_does_not_keep_it_from_the_jobs_behind_it(jq: Run, refapp: RefApp) -> None:
     legacy = str(uuid.uuid5(uuid.NAMESPACE_URL, "refapp:legacy-fax-job"))
     refapp.execute(LEGACY_JOB, legacy)
     refapp.execute(LATER_RULE)

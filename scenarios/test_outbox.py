@@ -27,19 +27,21 @@ import re
 import pytest
 
 from harness import Run, wait_until
+from harness.faults import Failpoint
 from refapp.failpoints import RELAY_BETWEEN_SEND_AND_MARK, TASK_BEFORE_FINAL_WRITE
 from refapp.submit import job_id_for
+from scenarios.refapp_client import RefApp
 
 DOCUMENTS = ["invoice from ACME, payable in 30 days", "hotel receipt, paid, thank you"]
 MARGIN = 10.0  # seconds: generous bounds on waits for a busy machine (outcomes stay strict)
 
 
-def crash_the_relay_between_send_and_mark(jq: Run, job_id: str):
+def crash_the_relay_between_send_and_mark(jq: Run, job_id: str) -> Failpoint:
     """Arm the relay to SIGKILL itself once, between the two steps of relaying ``job_id``'s row."""
     return jq.faults.failpoint(RELAY_BETWEEN_SEND_AND_MARK, "kill", once=True, match={"job_id": job_id})
 
 
-def restart_the_relay_once_dead(jq: Run, crash) -> None:
+def restart_the_relay_once_dead(jq: Run, crash: Failpoint) -> None:
     """Wait until the relay fired the failpoint and died, then start a fresh one."""
     crash.wait(timeout=MARGIN)
     relay = jq.stack.service("relay")  # a control: restarting is recovery, not a fault
@@ -47,13 +49,13 @@ def restart_the_relay_once_dead(jq: Run, crash) -> None:
     relay.start()  # returns once the new relay says it is ready
 
 
-def unsent_rows(refapp, job_id: str) -> int:
-    return refapp.query("SELECT count(*) FROM outbox WHERE job_id = %s AND sent_at IS NULL", job_id)[0][0]
+def unsent_rows(refapp: RefApp, job_id: str) -> int:
+    return int(refapp.query("SELECT count(*) FROM outbox WHERE job_id = %s AND sent_at IS NULL", job_id)[0][0])
 
 
 @pytest.mark.catches("outbox-mark-before-send", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within a bound chosen for a job this small
-def test_a_relay_killed_between_send_and_mark_sends_the_message_again(jq: Run, refapp):
+def test_a_relay_killed_between_send_and_mark_sends_the_message_again(jq: Run, refapp: RefApp) -> None:
     """A relay crash costs a duplicate send, never a lost one (bug: ``outbox-mark-before-send``).
 
     Right: the crash rolls back the relay's transaction, so the row is still
@@ -86,7 +88,8 @@ def deliveries_handled(jq: Run, log_marks: dict[str, int]) -> int:
     Counting only tasks received after the marks keeps out a message of an
     earlier scenario that a worker had already taken before this one began.
     """
-    received, ended = set(), set()
+    received: set[str] = set()
+    ended: set[str] = set()
     for worker in jq.workers.workers:
         for line in JOB_TASK_LOG.finditer(worker.logs_since(log_marks.get(worker.name, 0))):
             (received if line["what"] == "received" else ended).add(line["task"])
@@ -95,7 +98,7 @@ def deliveries_handled(jq: Run, log_marks: dict[str, int]) -> int:
 
 @pytest.mark.catches("consumer-not-idempotent", invariant="terminal_is_final")
 @pytest.mark.jobquake(checks=["terminal_is_final"])
-def test_a_message_sent_twice_runs_the_job_once(jq: Run, refapp):
+def test_a_message_sent_twice_runs_the_job_once(jq: Run, refapp: RefApp) -> None:
     """A duplicate message for a finished job is dropped (bug: ``consumer-not-idempotent`` reruns it).
 
     The relay crashes after sending and before marking, and is restarted only
@@ -123,7 +126,7 @@ def test_a_message_sent_twice_runs_the_job_once(jq: Run, refapp):
 @pytest.mark.catches("event-before-commit", invariant="status_events_consistent")
 @pytest.mark.jobquake(checks=["status_events_consistent"],
                       options={"status_events_consistent": {"require_final_event": True}})
-def test_users_are_never_told_done_for_a_job_whose_final_write_failed(jq: Run, refapp):
+def test_users_are_never_told_done_for_a_job_whose_final_write_failed(jq: Run, refapp: RefApp) -> None:
     """The final write fails: users hear ``failed``, as the DB says (bug: ``event-before-commit``: ``done``).
 
     The write of the terminal state ``done`` raises a database error once.

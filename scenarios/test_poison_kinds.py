@@ -29,27 +29,30 @@ judge the import.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from harness import wait_until
+from harness import Run, wait_until
 from harness.errors import WaitTimeout
 from refapp import budgets
 from scenarios import poison_support as poison
 from scenarios import sweep_support as sweeps
+from scenarios.refapp_client import RefApp
 
 SWEEP_ROW = "sweep.row"  # refapp's failpoint, per invoice, inside the row's transaction (its lock held)
 START_WITHIN_S = 20.0  # a sweep task queued behind nothing starts within this
 GRACE_S = 2.0  # scheduler slack on this machine, in our seconds (not scaled)
 
 
-def sweep_hard_limit(jq) -> float:
+def sweep_hard_limit(jq: Run) -> float:
     """The overdue sweep's hard time limit in this run's seconds."""
     return budgets.scaled_hard("task:refapp.sweep_overdue", jq.config.time_scale)
 
 
 @pytest.mark.catches("sweep-shared-transaction", invariant="sweep_complete")
 @pytest.mark.jobquake(checks=["sweep_complete"], expect_jobs=0, expect_paid_calls=0)  # a sweep: no jobs, no model
-def test_a_row_that_breaks_a_constraint_fails_alone(jq, refapp):
+def test_a_row_that_breaks_a_constraint_fails_alone(jq: Run, refapp: RefApp) -> None:
     """Three good invoices, the one a later constraint forbids to change, three more: only it fails."""
     before = sweeps.add_overdue_invoices(refapp, 3, customer="before")
     jq.faults.poison_row("invoices", insert=poison.invoice_breaking_a_later_constraint)
@@ -63,7 +66,7 @@ def test_a_row_that_breaks_a_constraint_fails_alone(jq, refapp):
 
 @pytest.mark.catches("sweep-waits-on-locked-row", invariant="sweep_complete")
 @pytest.mark.jobquake(checks=["sweep_complete"], expect_jobs=0, expect_paid_calls=0)
-def test_a_row_locked_by_an_overlapping_sweep_fails_alone_and_the_rest_is_marked(jq, refapp):
+def test_a_row_locked_by_an_overlapping_sweep_fails_alone_and_the_rest_is_marked(jq: Run, refapp: RefApp) -> None:
     """The first sweep holds one invoice locked while stuck on it; a second sweep must not wait for it.
 
     The lock is real: the first sweep's transaction selected the row ``FOR
@@ -86,7 +89,7 @@ def test_a_row_locked_by_an_overlapping_sweep_fails_alone_and_the_rest_is_marked
     assert locked in second["eligible_ids"], second
 
 
-def wait_for_run(refapp, index: int, *, start_within: float, end_within: float) -> dict:
+def wait_for_run(refapp: RefApp, index: int, *, start_within: float, end_within: float) -> dict[str, Any]:
     """Sweep run ``index`` (0: the oldest) once it ended, or as it is after ``end_within`` seconds.
 
     A run that never ends is a finding for ``sweep_complete``, not an error here.
@@ -104,7 +107,7 @@ def wait_for_run(refapp, index: int, *, start_within: float, end_within: float) 
 # limits_nest audits the declared limits in every scenario; the cheapest one carries the declaration
 @pytest.mark.catches("broker-visibility-below-hard-limit", invariant="limits_nest")
 @pytest.mark.jobquake(checks=["limits_nest"], expect_paid_calls=0)  # an import: no model call
-def test_an_import_with_a_value_too_big_for_its_column_books_every_other_row(jq, refapp):
+def test_an_import_with_a_value_too_big_for_its_column_books_every_other_row(jq: Run, refapp: RefApp) -> None:
     """A CSV import: good rows, one amount that is not a number, one too big for the ledger's column.
 
     Each bad row fails alone (the one in Python, the one in the database);

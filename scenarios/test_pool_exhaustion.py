@@ -45,6 +45,7 @@ import pytest
 from harness import Run
 from refapp.failpoints import SUBMIT_AFTER_JOB_WRITE
 from refapp.submit import job_id_for
+from scenarios.refapp_client import RefApp
 
 PROJECT, FILE = "p-pool", "contract.pdf"
 # The harness gives the connections back at heal; this bound only matters if the
@@ -58,7 +59,7 @@ MARGIN = 10.0  # seconds: a healthy job is done in well under one; a busy machin
 @pytest.mark.catches("dual-write", invariant="no_lost_submission")
 @pytest.mark.catches("dual-write", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within a bound chosen for a job this small
-def test_an_accepted_upload_is_processed_although_the_pool_ran_dry_after_the_job_write(jq: Run, refapp):
+def test_an_accepted_upload_is_processed_although_the_pool_ran_dry_after_the_job_write(jq: Run, refapp: RefApp) -> None:
     """An exhausted pool after the job write loses nothing (bug: ``dual-write`` loses the message)."""
     # The sweeper re-sends a job that sat queued with no message for `queued_too_long`
     # (30 minutes in production):

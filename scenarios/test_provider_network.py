@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import pytest
 
-from harness import wait_until
+from harness import Run, wait_until
 from scenarios import sqs_support as sqs
 from scenarios.many_users import UPLOADS, submit_all
+from scenarios.refapp_client import RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 TWO_USERS = UPLOADS[:2]
 
 
-def test_calls_refused_while_the_providers_address_is_down_are_retried_once_it_is_back(jq, refapp):
+def test_calls_refused_while_the_providers_address_is_down_are_retried_once_it_is_back(jq: Run, refapp: RefApp) -> None:
     """Two users' SQS jobs: their first attempts find the provider unreachable, later ones finish."""
     down = jq.faults.proxy_down("paidapi")
     jobs = submit_all(refapp, TWO_USERS, route="sqs")
@@ -42,7 +43,8 @@ def test_calls_refused_while_the_providers_address_is_down_are_retried_once_it_i
 
 @pytest.mark.catches("fresh-idempotency-key", invariant="no_double_billing")
 @pytest.mark.jobquake(settle=False)  # settled below, within the retries' own bound
-def test_answers_slower_than_the_deadline_are_billed_once_however_often_the_job_retries(jq, refapp):
+def test_answers_slower_than_the_deadline_are_billed_once_however_often_the_job_retries(
+        jq: Run, refapp: RefApp) -> None:
     """Every answer reaches the app 1.5 deadlines late: billed once per step, failed as a timeout."""
     late = round(1.5 * sqs.model_deadline(jq) * 1000)
     jq.faults.network_toxic("paidapi", "latency", latency=late)

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from harness import Run
-from scenarios.refapp_client import TERMINAL
+from scenarios.refapp_client import RefApp, TERMINAL
 
 DOCUMENTS = 12
 HELD_DOCUMENT = 3  # its work is still going on when the budget runs out
@@ -34,7 +34,7 @@ SETTLE_BOUND_S = 10
 @pytest.mark.catches("progress-off-by-one", invariant="reasons_match_evidence")
 # settled below, while the sweeper is still off; the reason's "after i of n" is judged against the steps done
 @pytest.mark.jobquake(settle=False, checks=["reasons_match_evidence", "soft_limit_honoured"])
-def test_a_batch_past_its_soft_limit_fails_with_its_progress(jq: Run, refapp):
+def test_a_batch_past_its_soft_limit_fails_with_its_progress(jq: Run, refapp: RefApp) -> None:
     """Slow model calls, and document 3 still in progress when the 600 s soft limit fires.
 
     Fault: every model call is slow (60 s), so the 12 documents need far

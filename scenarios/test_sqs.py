@@ -17,6 +17,7 @@ import pytest
 from harness import Run
 from harness.faults import Failpoint
 from scenarios import sqs_support as sqs
+from scenarios.refapp_client import RefApp
 
 STUCK_BEFORE_PAYING = "task.before_paid_call"
 MESSAGE_RECEIVED = "consumer.received"
@@ -24,7 +25,7 @@ MESSAGE_RECEIVED = "consumer.received"
 
 @pytest.mark.catches("blocking-call-on-loop", invariant="no_overlapping_attempts")
 @pytest.mark.jobquake(checks=["no_overlapping_attempts"], settle=False)  # settled below, sweeper still off
-def test_a_long_attempt_keeps_its_message_while_it_works(jq: Run, refapp):
+def test_a_long_attempt_keeps_its_message_while_it_works(jq: Run, refapp: RefApp) -> None:
     """Slow model calls outlast the visibility window many times over; one attempt does all the work.
 
     Fault: every call takes 0.8 of the model deadline, and there are enough
@@ -71,7 +72,7 @@ def test_a_long_attempt_keeps_its_message_while_it_works(jq: Run, refapp):
 
 @pytest.mark.catches("abandoned-work-writes", invariant="no_effect_from_dead_attempt")
 @pytest.mark.jobquake(checks=["no_effect_from_dead_attempt"])
-def test_an_attempt_released_at_the_cap_pays_for_nothing_afterwards(jq: Run, refapp):
+def test_an_attempt_released_at_the_cap_pays_for_nothing_afterwards(jq: Run, refapp: RefApp) -> None:
     """Attempt 1 hangs before its paid call past the cap; once attempt 2 is paying, attempt 1 is let go.
 
     Fault: ``task.before_paid_call`` hangs attempt 1 (a thread nobody can
@@ -99,7 +100,7 @@ def test_an_attempt_released_at_the_cap_pays_for_nothing_afterwards(jq: Run, ref
 
 @pytest.mark.catches("dlq-before-code-limit", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # the scenario settles itself, within the bound its story sets
-def test_a_job_that_always_fails_is_given_up_by_the_code_not_the_queue(jq: Run, refapp):
+def test_a_job_that_always_fails_is_given_up_by_the_code_not_the_queue(jq: Run, refapp: RefApp) -> None:
     """Every model call fails; after the last attempt the job must end ``failed``, not vanish into the DLQ.
 
     Fault: the paid API answers 500 to every call (the scenario's only job).
@@ -131,7 +132,7 @@ def test_a_job_that_always_fails_is_given_up_by_the_code_not_the_queue(jq: Run, 
 
 @pytest.mark.catches("heartbeat-forever", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # the scenario settles itself, within the bound its story sets
-def test_a_hung_attempt_is_released_at_the_cap_and_retried(jq: Run, refapp):
+def test_a_hung_attempt_is_released_at_the_cap_and_retried(jq: Run, refapp: RefApp) -> None:
     """Attempt 1 hangs for good before its paid call; the cap must release the job to attempt 2.
 
     Fault: ``task.before_paid_call`` hangs once, for the job's first

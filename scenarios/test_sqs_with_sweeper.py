@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness import wait_until
+from harness import Run, wait_until
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
 from scenarios.many_users import UPLOADS, submit_all
-from scenarios.refapp_client import TERMINAL
+from scenarios.refapp_client import RefApp, TERMINAL
 
 DEADLINE = 1.0  # REFAPP_MODEL_DEADLINE_S = 100 (real seconds) at the default time scale 0.01
 # A hung job's reason must START with "timeout:": refapp's reasons lead with their label, and
@@ -55,7 +55,7 @@ MARGIN = 10.0  # seconds a wait may take on a busy machine
 # sweeper takes the job from an attempt that was alive and working, whose job heartbeat never beat.
 @pytest.mark.catches("sqs-heartbeat-message-only", invariant="no_live_attempt_taken")
 @pytest.mark.jobquake(checks=["no_overlapping_attempts", "no_live_attempt_taken"])
-def test_a_long_sqs_attempt_stays_alive_for_the_queue_and_for_the_sweeper(jq, refapp):
+def test_a_long_sqs_attempt_stays_alive_for_the_queue_and_for_the_sweeper(jq: Run, refapp: RefApp) -> None:
     """Slow answers keep one SQS attempt busy for many windows; the sweeper must leave it alone.
 
     Right: one attempt does every document and the job ends ``done`` at
@@ -79,7 +79,7 @@ def test_a_long_sqs_attempt_stays_alive_for_the_queue_and_for_the_sweeper(jq, re
 @pytest.mark.catches("dlq-before-code-limit", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False, checks=["timeout_labelled", "end_to_end_deadline"],
                       options={"timeout_labelled": LABELLED})
-def test_an_sqs_job_whose_calls_always_hang_is_given_up_as_a_timeout(jq, refapp):
+def test_an_sqs_job_whose_calls_always_hang_is_given_up_as_a_timeout(jq: Run, refapp: RefApp) -> None:
     """The provider accepts every call and never answers; the code retries, then gives up, as a timeout.
 
     Each attempt's call ends at the deadline; the attempt goes back to the
@@ -102,7 +102,7 @@ def test_an_sqs_job_whose_calls_always_hang_is_given_up_as_a_timeout(jq, refapp)
 @pytest.mark.catches("pay-before-fence", invariant="no_effect_from_dead_attempt")
 @pytest.mark.catches("abandoned-work-writes", invariant="no_effect_from_dead_attempt")
 @pytest.mark.jobquake(checks=["no_effect_from_dead_attempt"])
-def test_an_attempt_woken_after_the_cap_pays_for_nothing_while_other_jobs_run(jq, refapp):
+def test_an_attempt_woken_after_the_cap_pays_for_nothing_while_other_jobs_run(jq: Run, refapp: RefApp) -> None:
     """The first user's attempt 1 stalls before document 1's call past the cap; it wakes once attempt 2 pays.
 
     Slow calls keep attempt 2's call in flight when attempt 1 is let go, so
@@ -129,7 +129,7 @@ BROKEN_DOCUMENT = "doc-1.categorise"  # refapp's paid step of document 1
 @pytest.mark.catches("unfenced-final-write", invariant="writes_by_current_attempt")
 @pytest.mark.jobquake(checks=["status_events_consistent", "writes_by_current_attempt"],
                       options={"status_events_consistent": {"require_final_event": True}})
-def test_a_verdict_written_after_the_cap_by_a_dead_attempt_changes_nothing(jq, refapp):
+def test_a_verdict_written_after_the_cap_by_a_dead_attempt_changes_nothing(jq: Run, refapp: RefApp) -> None:
     """Attempt 1 stalls just before writing ``failed``; attempt 2 ends the job ``done``; then 1 wakes up.
 
     Document 1 breaks in attempt 1 only (a failpoint raises in its work), so
@@ -164,7 +164,7 @@ def test_a_verdict_written_after_the_cap_by_a_dead_attempt_changes_nothing(jq, r
 CONSUMERS = ("consumer", "consumer2")
 
 
-def refused_in_logs(jq, marks: dict[str, int], job_id: str) -> bool:
+def refused_in_logs(jq: Run, marks: dict[str, int], job_id: str) -> bool:
     """A consumer logged that attempt 1's write was refused (refapp: "... no longer owns it")."""
     refused = f"attempt 1 of job {job_id} no longer owns it"
     return any(refused in jq.stack.service(name).logs_since(offset) for name, offset in marks.items())

@@ -28,6 +28,7 @@ import pytest
 
 from harness import Run
 from scenarios import sweep_support as sweeps
+from scenarios.refapp_client import RefApp
 
 SWEEP_ROW = "sweep.row"  # refapp's failpoint, per invoice, inside its transaction
 # refapp's budget for refapp.sweep_overdue (refapp/budgets.py), in real seconds
@@ -39,7 +40,7 @@ START_WITHIN_S = 20.0     # the sweep task is queued behind nothing: it starts w
 
 @pytest.mark.catches("sweep-no-isolation", invariant="sweep_complete")
 @pytest.mark.jobquake(checks=["sweep_complete"], expect_jobs=0, expect_paid_calls=0)  # a sweep: no jobs, no model
-def test_a_poison_row_is_counted_and_the_sweep_goes_on(jq: Run, refapp):
+def test_a_poison_row_is_counted_and_the_sweep_goes_on(jq: Run, refapp: RefApp) -> None:
     logs = sweeps.worker_log_marks(jq)
 
     # Arrange: three good invoices, the poison row, three more good ones (the sweep goes by id).
@@ -66,7 +67,7 @@ def test_a_poison_row_is_counted_and_the_sweep_goes_on(jq: Run, refapp):
 @pytest.mark.jobquake(checks=["sweep_complete"], expect_jobs=0, expect_paid_calls=0,
                       # a run of 640 s of rows cannot be done in 300: the only right ending is timed_out
                       options={"sweep_complete": {"ended_states": ["timed_out"]}})
-def test_the_deadline_stops_a_slow_sweep_which_records_how_far_it_got(jq: Run, refapp):
+def test_the_deadline_stops_a_slow_sweep_which_records_how_far_it_got(jq: Run, refapp: RefApp) -> None:
     ids = sweeps.add_overdue_invoices(refapp, 8, customer="slow")
     # Every row takes 80 s (scaled): the soft limit fires a few rows in, the hard limit soon after.
     jq.faults.failpoint(SWEEP_ROW, "sleep", seconds=jq.scaled(SLOW_ROW_S))

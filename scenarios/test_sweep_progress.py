@@ -17,6 +17,7 @@ import pytest
 
 from harness import Run
 from scenarios import sweep_support as sweeps
+from scenarios.refapp_client import RefApp
 
 SWEEP_ROW = "sweep.row"  # refapp's failpoint, per invoice, inside its transaction
 HARD_LIMIT_S = 360        # refapp's hard limit for refapp.sweep_overdue (refapp/budgets.py), real seconds
@@ -28,7 +29,7 @@ START_WITHIN_S = 20.0     # the sweep task is queued behind nothing: it starts w
 @pytest.mark.catches("sweep-progress-skips-failed", invariant="reasons_match_evidence")
 @pytest.mark.jobquake(checks=["reasons_match_evidence", "sweep_complete"], expect_jobs=0, expect_paid_calls=0,
                       options={"sweep_complete": {"ended_states": ["timed_out"]}})
-def test_a_timed_out_sweep_counts_the_bad_row_it_handled(jq: Run, refapp):
+def test_a_timed_out_sweep_counts_the_bad_row_it_handled(jq: Run, refapp: RefApp) -> None:
     """The poison row (first by id) fails, two or three rows are marked, then the soft limit fires.
 
     Right: ``timed_out``, reason ``after 3 of 8`` when the poison row and two

@@ -20,6 +20,7 @@ import pytest
 
 from harness import Run
 from scenarios import sweep_support as sweeps
+from scenarios.refapp_client import RefApp
 
 SWEEP_ROW = "sweep.row"  # refapp's failpoint, per invoice, inside the row's transaction
 START_WITHIN_S = 20.0
@@ -30,7 +31,7 @@ CHECKS = ["sweep_complete", "sweeps_cover_predicate"]
 @pytest.mark.catches("sweep-skips-failed-rows", invariant="sweeps_cover_predicate")
 @pytest.mark.catches("sweep-resumes-after-last-id", invariant="sweeps_cover_predicate")
 @pytest.mark.jobquake(checks=CHECKS, expect_jobs=0, expect_paid_calls=0)  # sweeps only: no jobs, no model
-def test_a_row_that_failed_once_is_swept_by_the_next_run(jq: Run, refapp):
+def test_a_row_that_failed_once_is_swept_by_the_next_run(jq: Run, refapp: RefApp) -> None:
     """Run 1 over four invoices: the second fails once (a dropped connection). Two more come; run 2."""
     first = sweeps.add_overdue_invoices(refapp, 4, customer="first")
     jq.faults.failpoint(SWEEP_ROW, "raise", once=True, match={"row_id": first[1]},

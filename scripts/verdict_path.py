@@ -7,10 +7,12 @@ teardown (``JobquakeSession.finish``). An *entry* into a module is a call
 from the code that carries the path — ``pytest_plugin``, ``session``,
 ``verdict`` — into a function of another harness module (a method or a
 property counts for the module that defines it); the session's own two
-hooks count once each, as the entries from pytest. A *climb* is a call,
+hooks count once each, as the entries from pytest. A *call up* is a call,
 at any depth, from one harness unit into a unit of a higher layer
-(``tests/common/architecture.py``): the reader of the code has to go back
-up to follow it.
+(``tests/common/architecture.py``). No import runs up the layers
+(``tests/quality/test_layers.py``), so each goes through an object or a
+function handed down: the run that ``evidence.collect`` reads through its
+``Run`` protocol, a predicate given to ``wait_until``.
 
 Prints both for each test the node id selects, and exits 1 when a test's
 path enters a module more than twice::
@@ -112,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = {nodeid: figures_of(test) for nodeid, test in trace.tests.items()}
     for nodeid, test in figures.items():
         print(f"\nverdict path of {nodeid}: {test['passes']} entries into {test['modules']} modules, "
-              f"{test['climbs']} calls up the layers")
+              f"{test['climbs']} calls up the layers (to what was handed down)")
         for module, count in test["entries"].items():
             print(f"  {count}  {module}{'   <- more than twice' if count > MAX_ENTRIES else ''}")
         for call, count in test["climbs_by_call"].items():

@@ -14,7 +14,7 @@ import pytest
 from harness.stack import reaper
 from tests.common import tiers
 
-collect_ignore = ["ownapp"]
+collect_ignore = ["ownapp", "reviewdesk"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -27,14 +27,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from harness.checks.needs import PAID_CALLS
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import UNKNOWN, Result, invalid_result, valid_result
-from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import INVOKE
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 
 NAME = "no_double_billing"
 

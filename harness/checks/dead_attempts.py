@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.needs import JOBS
+from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import INVOKE, OK, Event
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 from harness.history.timing import commit_time, statement_time
 
 NAME = "no_effect_from_dead_attempt"

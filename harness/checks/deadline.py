@@ -40,14 +40,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.checks.needs import PAID_CALLS
 from harness.checks.paid_calls import PaidCall, calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
-from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History
+from harness.history.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 
 NAME = "deadline_honoured"
 DEFAULT_SLACK = 0.1  # of the deadline

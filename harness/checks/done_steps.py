@@ -36,14 +36,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.checks.needs import PAID_CALLS
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
-from harness.checks.needs import PAID_CALLS
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import OK, Event
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 from harness.history.timing import commit_time
 
 NAME = "no_paid_call_for_done_step"

@@ -51,10 +51,10 @@ from typing import Any, Callable
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import UNKNOWN, Result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK
 from harness.history.history import History
+from harness.history.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 
 NAME = "faults_landed"
 PAIDAPI_PROXY = "paidapi"

@@ -74,10 +74,10 @@ from harness.checks.needs import Missing, Need, read_count
 from harness.checks.paid_calls import calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History
+from harness.history.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 
 NAME = "no_live_attempt_taken"
 STALE = "heartbeat_stale"  # key of the app's declared limits

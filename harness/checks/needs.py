@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from harness.checks.paid_calls import PaidCall, paid_calls
-from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import OK
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 from harness.history.vocabulary import EXPECT, LEDGER_SOURCE, READ, STATE_LOG_SOURCE
 
 SHOWN = 5  # records quoted with a missing-evidence reason

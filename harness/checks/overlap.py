@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+from harness.checks.needs import JOBS
 from harness.checks.paid_calls import calls_by_job
 from harness.checks.result import Result, invalid_result, valid_result
-from harness.checks.needs import JOBS
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import OK
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 
 NAME = "no_overlapping_attempts"
 SCHEDULING_STATES = ("queued", "pending", "retrying", "scheduled", "submitted", "created")

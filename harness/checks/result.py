@@ -11,6 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping
 
+__all__ = [
+    "Result", "UNKNOWN", "Validity", "Verdict", "invalid_result", "mark", "merge_valid", "unknown_result",
+    "valid_result",
+]
+
 UNKNOWN: Literal["unknown"] = "unknown"
 Validity = bool | Literal["unknown"]
 

@@ -21,9 +21,9 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from harness.checks.needs import Need
 from harness.checks.result import UNKNOWN, Result, Verdict
-from harness.evidence.snapshot import Snapshot
 from harness.checks.timeline import job_timeline
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 
 Checker = Callable[..., Result]
 F = TypeVar("F", bound=Callable[..., Result])

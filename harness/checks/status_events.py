@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.needs import JOBS
+from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 
 NAME = "status_events_consistent"
 

@@ -41,7 +41,7 @@ from harness.checks.landed import Window, windows
 from harness.checks.needs import Missing, Need, last_read
 from harness.checks.result import Result, invalid_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
+from harness.history.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checks.result import UNKNOWN, Result, invalid_result, valid_result, unknown_result
 from harness.checks.needs import SUBMISSIONS
+from harness.checks.result import UNKNOWN, Result, invalid_result, valid_result, unknown_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import OK, Event
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 
 NAME = "no_lost_submission"
 

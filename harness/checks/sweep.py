@@ -13,10 +13,10 @@ from typing import Any, Mapping, Sequence
 
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 
 NAME = "sweep_complete"
 

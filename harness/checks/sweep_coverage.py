@@ -37,7 +37,7 @@ from typing import Any
 from harness.checks.needs import Missing, Need
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
+from harness.history.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.history import History
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.needs import JOBS
+from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import JobRow, Snapshot
 from harness.history.history import History
+from harness.history.snapshot import JobRow, Snapshot
 
 NAME = "every_job_terminal"
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.needs import STATE_CHANGES
+from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History
+from harness.history.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 
 NAME = "terminal_is_final"
 

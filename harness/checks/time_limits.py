@@ -25,10 +25,10 @@ from harness.checks.liveness_faults import PROCESS_FAULTS, in_force
 from harness.checks.needs import Missing, Need, last_read
 from harness.checks.result import Result, invalid_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 
 NAME = "soft_limit_honoured"
 

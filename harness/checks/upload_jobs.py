@@ -28,9 +28,9 @@ from harness.checks.result import Result, invalid_result, unknown_result, valid_
 from harness.checks.runner import invariant
 from harness.checks.submissions import accepted
 from harness.checks.uploads import Upload, answered_submissions
-from harness.evidence.snapshot import Snapshot
 from harness.history.event import Event
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 
 NAME = "each_upload_its_own_job"
 

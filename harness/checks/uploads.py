@@ -23,15 +23,15 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from harness.checks.needs import PAID_CALLS, SUBMISSIONS
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
-from harness.checks.needs import PAID_CALLS, SUBMISSIONS
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
 from harness.checks.submissions import accepted
 from harness.history import vocabulary as v
 from harness.history.event import INVOKE, Event
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 
 NAME = "no_upload_billed_twice"
 

@@ -26,7 +26,7 @@ from harness.checks.end_to_end import declared_limits
 from harness.checks.needs import Missing, Need
 from harness.checks.result import Result, invalid_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
+from harness.history.snapshot import Snapshot
 from harness.history import vocabulary as v
 from harness.history.history import History
 

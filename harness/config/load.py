@@ -13,12 +13,14 @@ import os
 import random
 import tomllib
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 from harness.config.options import BY_KEY, OPTIONS, RANGES, RESERVED_ENV, Option
 from harness.config.settings import Config
 from harness.config.validators import within
 from harness.errors import ConfigError
+
+__all__ = ["env_name", "find_pyproject", "load_callable", "read_ini", "read_pyproject", "resolve"]
 
 
 def _did_you_mean(key: str) -> str:
@@ -47,7 +49,7 @@ def read_pyproject(path: Path | None) -> dict[str, Any]:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}", source=str(path)) from exc
-    return data.get("tool", {}).get("jobquake", {})
+    return cast("dict[str, Any]", data.get("tool", {}).get("jobquake", {}))
 
 
 def resolve(

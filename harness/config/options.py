@@ -11,6 +11,8 @@ from typing import Any, Callable
 
 from harness.config import validators as vd
 
+__all__ = ["BY_KEY", "DEFAULT_TERMINAL_STATES", "OPTIONS", "Option", "RANGES", "RESERVED_ENV"]
+
 # The states a person can see as final, where the app's config names none: the one definition
 # (config's default, a snapshot's, and every checker's fallback).
 DEFAULT_TERMINAL_STATES = ("done", "failed", "needs_human")

@@ -7,6 +7,8 @@ from typing import Any, Literal, Mapping
 
 from harness.config.options import OPTIONS
 
+__all__ = ["Config"]
+
 
 @dataclass(frozen=True)
 class Config:

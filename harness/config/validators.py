@@ -8,9 +8,14 @@ are checked by that layer, asked through ``harness.setting_checks``.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from harness import setting_checks
+
+__all__ = [
+    "boolean", "call_key", "choice", "job_id_expression", "list_of_tables", "non_negative_int", "positive_float",
+    "prices", "sql_list", "str_list", "table", "within",
+]
 
 
 def positive_float(value: Any) -> float:
@@ -33,7 +38,7 @@ def choice(*allowed: str) -> Callable[[Any], str]:
     def parse(value: Any) -> str:
         if value not in allowed:
             raise ValueError(f"must be one of {', '.join(allowed)}")
-        return value
+        return cast("str", value)
     return parse
 
 
@@ -45,13 +50,13 @@ def str_list(value: Any) -> tuple[str, ...]:
     raise ValueError("must be a list of strings or a comma-separated string")
 
 
-def table(value: Any) -> dict:
+def table(value: Any) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise ValueError("must be a table")
     return dict(value)
 
 
-def list_of_tables(value: Any) -> tuple[dict, ...]:
+def list_of_tables(value: Any) -> tuple[dict[str, Any], ...]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, Mapping) for v in value):
         raise ValueError("must be a list of tables")
     return tuple(dict(v) for v in value)
@@ -90,7 +95,7 @@ def call_key(value: Any) -> str:
     return value
 
 
-def prices(value: Any) -> dict:
+def prices(value: Any) -> dict[str, Any]:
     """The paid API's price table, checked model by model by the paid API."""
     parsed = table(value)
     _owner_accepts("paidapi_prices", parsed)

@@ -3,8 +3,8 @@
 ``collect(run)`` calls each function of ``SOURCES`` in order, then
 ``final_snapshot``. A source reads one kind of evidence the app or the
 stack produced during the run and records it in ``run.history``: the
-events themselves (through ``harness.history.converters`` or the
-reader's own converter), and, when a checker needs to tell "read, and
+events themselves (converted by ``events.py`` next to the readers, or by
+``harness.history.converters``), and, when a checker needs to tell "read, and
 empty" from "never read" (``checks/needs.py``), one
 ``harness ok read {source, records}`` event (``read(run, SOURCE, n)``).
 A source that cannot read its evidence raises: the session reports the
@@ -21,29 +21,49 @@ alone the results a scenario recorded itself). A checker then declares the
 evidence as a need (``@invariant(name, needs=(...))``) and is ``unknown``
 when the source read nothing.
 
-This module reads a finished ``Run``, so it sits above the run (with the
-verdict), unlike the readers of this package, which sit below the history:
-``tests/quality/test_layers.py`` places it on its own.
+The run is named by the ``Run`` protocol below (what collecting reads of a
+``harness.run.Run``), so that evidence stays below the run that uses its
+readers.
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
-from harness.evidence.clock import WALL_CLOCK, wall_to_monotonic
 from harness.evidence.derive import attempt_deaths
-from harness.evidence.snapshot import Snapshot
+from harness.evidence.events import events_from_attempt_deaths, events_from_hard_limit_kills
 from harness.evidence.sweep_rows import predicate_rows
 from harness.evidence.worker_logs import hard_limit_kills as kills_in_log, tasks_received
 from harness.history import vocabulary as v
-from harness.history.converters import (events_from_attempt_deaths, events_from_hard_limit_kills,
-                                        events_from_ledger, events_from_triggers)
+from harness.history.clock import WALL_CLOCK, wall_to_monotonic
+from harness.history.converters import events_from_ledger, events_from_triggers
 from harness.history.history import History
-from harness.instrument.control import events_from_records
+from harness.history.snapshot import Snapshot
 from harness.history.timing import committed_data
+from harness.instrument.control import events_from_records
 from harness.limits import declared_limits, saved_results as read_saved_results
-from harness.run import Run
+
+class Run(Protocol):
+    """What collecting reads of a ``harness.run.Run``: its controls, its history, its evidence folder."""
+
+    config: Any  # harness.config.Config
+    history: Any  # harness.history.Recorder
+    paidapi: Any  # its ledger()
+    failpoints: Any  # its triggers()
+    stack: Any  # its services(), workers, instrumentation, app_environment()
+    jobs: Any  # harness.evidence.JobTable
+    job_logs: Any  # harness.evidence.job_logs.JobLogs
+    artifacts: Path
+    opened: float
+    streams: Any  # harness.streams.StatusStreams: finished after the snapshot
+
+    @property
+    def database_dsn(self) -> str: ...
+
+    def catch_up(self) -> None: ...
+
+    def service_log(self, service: Any) -> str: ...
 
 
 Source = Callable[[Run], None]

@@ -6,7 +6,7 @@ attempt claims the job (the number goes up), or the job goes back to the
 state it started in (re-queued by a sweeper, a visibility cap, a retry).
 From then on the dead attempt must have no effect; the checker
 ``no_effect_from_dead_attempt`` holds the app to that
-(``harness.history.converters.events_from_attempt_deaths`` makes them events).
+(``harness.evidence.events.events_from_attempt_deaths`` makes them events).
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ time. A claim that sets the column is the new attempt's first beat::
     beats = read_heartbeats(conn, cfg)   # Beat rows, in log order
 
 Times are converted to monotonic seconds with the offset in force when the
-beat was written (``harness.evidence.clock``), as the state log does, so a
+beat was written (``harness.history.clock``), as the state log does, so a
 beat compares directly with the changes of the state log.
 """
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 
 from psycopg import sql
 
-from harness.evidence.clock import wall_to_monotonic
 from harness.evidence.state_log import StateLogConfig, fetch_rows
+from harness.history.clock import wall_to_monotonic
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from psycopg import sql
 from harness.config import Config
 from harness.errors import ConfigError
 from harness.evidence.heartbeats import Beat, read_heartbeats
-from harness.evidence.snapshot import JobRow, Snapshot
 from harness.evidence.state_log import StateChange, StateLogConfig, install_sql, read_state_log
+from harness.history.snapshot import JobRow, Snapshot
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,17 @@ dated after the call by both::
     changes = read_state_log(conn, since_id=last_seen)   # StateChange rows
     last_seen = last_log_id(changes, default=last_seen)
 
-Which attempt made a write: the app (or the harness's instrumentation, from
-the running Celery task) sets ``SET LOCAL jobquake.attempt = '<n>'`` in each
-transaction; the trigger logs it as ``writer_attempt`` (NULL when unset), so a
-late write by an attempt that was already replaced shows as such. Which
-process made it: both logs keep the session's ``application_name`` as
-``writer`` (the instrumentation names each app process's connections
-``jobquake:<process>:<pid>``), so two processes writing under one attempt
-number show as two writers.
+Which attempt made a write: the app sets ``SET LOCAL jobquake.attempt = '<n>'``
+in each transaction; the trigger logs it as ``writer_attempt`` (NULL when
+unset), so a late write by an attempt that was already replaced shows as
+such. For an app that does not, the instrumentation names the running task
+run in the session setting ``jobquake.run`` (Django's connections do); a
+write of such a run that raises the row's attempt is that run's claim,
+remembered in ``jobquake_run_attempt``, and the run's later writes to the
+job are logged as that attempt's. Which process made it: both logs keep the
+session's ``application_name`` as ``writer`` (the instrumentation names each
+app process's connections ``jobquake:<process>:<pid>``), so two processes
+writing under one attempt number show as two writers.
 
 Heartbeats: where config names the job table's heartbeat column
 (``job_heartbeat_column``, a timestamp), the same trigger copies every
@@ -36,10 +39,10 @@ A beat that changes nothing else costs one small insert.
 Names come from the app's config, so every identifier is validated and
 quoted (``psycopg.sql.Identifier``) before it enters generated SQL.
 ``read_state_log`` converts ``changed_at`` to monotonic time with the offset
-that was in force when the row was written (``harness.evidence.clock``: the
+that was in force when the row was written (``harness.history.clock``: the
 wall clock may have been stepped since); ``wall`` keeps the database's time. A change's ``t`` is the statement time; ``committed_at``
 (wall) and ``committed_t`` (monotonic) are None when the server does not
-track commit times. ``harness.history.converters.events_from_state_log``
+track commit times. ``harness.evidence.events.events_from_state_log``
 turns the rows into ``job`` events (``harness.history.timing`` picks a time).
 """
 from __future__ import annotations
@@ -51,11 +54,12 @@ from typing import Any
 from psycopg import sql
 
 from harness.errors import ConfigError
-from harness.evidence.clock import wall_to_monotonic
+from harness.history.clock import wall_to_monotonic
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 DEFAULT_LOG_TABLE = "jobquake_state_log"
 DEFAULT_HEARTBEAT_LOG_TABLE = "jobquake_heartbeat_log"
+DEFAULT_RUN_TABLE = "jobquake_run_attempt"
 
 
 def _check_identifier(key: str, value: str | None) -> None:
@@ -80,10 +84,11 @@ class StateLogConfig:
     log_table: str = DEFAULT_LOG_TABLE
     heartbeat_column: str | None = None  # a timestamp column the app refreshes while an attempt lives
     heartbeat_log_table: str = DEFAULT_HEARTBEAT_LOG_TABLE
+    run_table: str = DEFAULT_RUN_TABLE  # the attempt each task run claimed (session setting jobquake.run)
 
     def __post_init__(self) -> None:
-        for key in ("table", "id_column", "state_column", "reason_column",
-                    "attempt_column", "schema", "log_table", "heartbeat_column", "heartbeat_log_table"):
+        for key in ("table", "id_column", "state_column", "reason_column", "attempt_column", "schema",
+                    "log_table", "heartbeat_column", "heartbeat_log_table", "run_table"):
             _check_identifier(f"state_log.{key}", getattr(self, key))
 
     def qualified(self, name: str) -> sql.Identifier:
@@ -131,12 +136,21 @@ CREATE TABLE IF NOT EXISTS {beats} (
     changed_at timestamptz NOT NULL DEFAULT clock_timestamp()   -- statement time
 );
 ALTER TABLE {beats} ADD COLUMN IF NOT EXISTS writer text DEFAULT current_setting('application_name', true);
+CREATE TABLE IF NOT EXISTS {runs} (
+    run text NOT NULL,        -- a task run, as the instrumentation names it in the session setting jobquake.run
+    job_id text NOT NULL,
+    attempt integer NOT NULL, -- the attempt that run's claim set on the job's row
+    PRIMARY KEY (run, job_id)
+);
 CREATE OR REPLACE FUNCTION {fn_writer}() RETURNS integer LANGUAGE sql STABLE AS $jobquake$
     -- '' once a SET LOCAL has ended, anything but digits from a confused app: no attempt, never an error
     SELECT CASE WHEN s ~ '^[0-9]{{1,9}}$' THEN s::integer END
     FROM (SELECT current_setting('jobquake.attempt', true) AS s) AS setting
 $jobquake$;
 CREATE OR REPLACE FUNCTION {fn}() RETURNS trigger LANGUAGE plpgsql AS $jobquake$
+DECLARE
+    writer integer := {fn_writer}();
+    run_tag text := coalesce(current_setting('jobquake.run', true), '');
 BEGIN
     IF TG_OP = 'DELETE' THEN
         INSERT INTO {log} (job_id, op) VALUES ({old_id}, TG_OP);
@@ -151,8 +165,19 @@ BEGIN
        AND {old_attempt} IS NOT DISTINCT FROM {new_attempt} THEN
         RETURN NULL;
     END IF;
+    -- an app that does not say its attempt: a task run that raised the row's attempt claimed that attempt,
+    -- and writes as it from then on
+    IF writer IS NULL AND run_tag <> '' AND {new_attempt} IS NOT NULL THEN
+        IF TG_OP = 'INSERT' OR {old_attempt} IS DISTINCT FROM {new_attempt} THEN
+            INSERT INTO {runs} (run, job_id, attempt) VALUES (run_tag, {new_id}, {new_attempt})
+                ON CONFLICT (run, job_id) DO UPDATE SET attempt = EXCLUDED.attempt;
+            writer := {new_attempt};
+        ELSE
+            SELECT r.attempt INTO writer FROM {runs} r WHERE r.run = run_tag AND r.job_id = {new_id};
+        END IF;
+    END IF;
     INSERT INTO {log} (job_id, state, reason, attempt, op, writer_attempt)
-    VALUES ({new_id}, {new_state}, {new_reason}, {new_attempt}, TG_OP, {fn_writer}());
+    VALUES ({new_id}, {new_state}, {new_reason}, {new_attempt}, TG_OP, writer);
     RETURN NULL;
 END
 $jobquake$;
@@ -168,7 +193,7 @@ def install_sql(cfg: StateLogConfig) -> str:
         "log": cfg.qualified(cfg.log_table), "fn": cfg.qualified(cfg.function_name),
         "trg": sql.Identifier(cfg.trigger_name), "table": cfg.qualified(cfg.table),
         "fn_writer": cfg.qualified(cfg.writer_function_name),
-        "beats": cfg.qualified(cfg.heartbeat_log_table),
+        "beats": cfg.qualified(cfg.heartbeat_log_table), "runs": cfg.qualified(cfg.run_table),
     }
     for row in ("old", "new"):
         parts[f"{row}_id"] = _column(row.upper(), cfg.id_column, "text")
@@ -183,8 +208,9 @@ def uninstall_sql(cfg: StateLogConfig) -> str:
     """SQL that removes the trigger, its functions and the log tables."""
     return sql.SQL("DROP TRIGGER IF EXISTS {trg} ON {table}; DROP FUNCTION IF EXISTS {fn}();"
                    " DROP FUNCTION IF EXISTS {fnw}(); DROP TABLE IF EXISTS {log};"
-                   " DROP TABLE IF EXISTS {beats};").format(
+                   " DROP TABLE IF EXISTS {beats}; DROP TABLE IF EXISTS {runs};").format(
         fnw=cfg.qualified(cfg.writer_function_name), beats=cfg.qualified(cfg.heartbeat_log_table),
+        runs=cfg.qualified(cfg.run_table),
         trg=sql.Identifier(cfg.trigger_name), table=cfg.qualified(cfg.table),
         fn=cfg.qualified(cfg.function_name), log=cfg.qualified(cfg.log_table)).as_string(None)
 

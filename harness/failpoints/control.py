@@ -18,7 +18,7 @@ import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, cast
 
 from harness._channel_dir import check_channel, make_channel, read_channel_file, renew_folder
 from harness._wait import wait_until
@@ -28,7 +28,10 @@ from harness.failpoints.spec import (
     ARMED_FILE, COUNTERS_DIR, ENV_VAR, GENERATION, LOCK_FILE, RELEASABLE, STATE_FILE, TRIGGERS_FILE,
 )
 
+__all__ = ["Armed", "DEFAULT_WAIT", "FailpointControl", "Table"]
+
 Table = dict[str, dict[str, Any]]
+DEFAULT_WAIT = 10.0  # seconds ``Armed.wait()`` waits when not told (as the paid API's gates do)
 _RISK = "can arm failpoints and forge triggers"
 
 
@@ -187,10 +190,11 @@ class FailpointControl:
             return generation
 
     def _generation(self) -> int:
-        return GENERATION.unpack((self.path / STATE_FILE).read_bytes()[:GENERATION.size])[0]
+        return cast("int", GENERATION.unpack((self.path / STATE_FILE).read_bytes()[:GENERATION.size])[0])
 
     def _read_table(self) -> Table:
-        return json.loads((self.path / ARMED_FILE).read_text() or "{}").get("failpoints", {})
+        armed = json.loads((self.path / ARMED_FILE).read_text() or "{}")
+        return cast("dict[str, dict[str, Any]]", armed.get("failpoints", {}))
 
     @contextmanager
     def _locked(self) -> Iterator[None]:

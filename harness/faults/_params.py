@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 import signal
-from typing import Any, Callable
+from typing import Any, Callable, Literal, cast, overload
 
 from harness.errors import FaultError
 
@@ -33,6 +33,12 @@ def positive_number(value: Any, what: str, fault: str) -> float:
     return float(value)
 
 
+@overload
+def text(value: Any, what: str, fault: str, *, optional: Literal[False] = False) -> str: ...
+@overload
+def text(value: Any, what: str, fault: str, *, optional: bool) -> str | None: ...
+
+
 def text(value: Any, what: str, fault: str, *, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
@@ -52,7 +58,7 @@ def string_dict(value: Any, what: str, fault: str) -> dict[str, Any] | None:
 def a_callable(value: Any, what: str, fault: str) -> Callable[..., Any]:
     """A callable, or one named ``"module:function"`` (how a spec file names it)."""
     if callable(value):
-        return value
+        return cast(Callable[..., Any], value)
     if isinstance(value, str) and ":" in value:
         module, _, attr = value.partition(":")
         try:
@@ -60,7 +66,7 @@ def a_callable(value: Any, what: str, fault: str) -> Callable[..., Any]:
         except (ImportError, AttributeError) as exc:
             raise FaultError(f"{what} = {value!r} cannot be imported: {exc}", fault=fault) from exc
         if callable(found):
-            return found
+            return cast(Callable[..., Any], found)
     raise FaultError(f"{what} must be a callable or 'module:function', got {value!r}", fault=fault)
 
 

@@ -34,6 +34,8 @@ from harness.history import vocabulary as v
 if TYPE_CHECKING:
     from harness.faults.target import RunTarget
 
+__all__ = ["DEFERRED", "Fault", "HEALED", "INJECTED", "NEW", "REGISTRY"]
+
 NEW, INJECTED, HEALED = "new", "injected", "healed"
 
 # fault name -> class, filled by Fault.__init_subclass__ in the order the classes are defined

@@ -14,6 +14,8 @@ from typing import Any, Callable
 from harness.faults import _params as p
 from harness.faults.base import Fault
 
+__all__ = ["DuplicateSubmission", "SUBMISSION"]
+
 SUBMISSION = "submission"
 
 

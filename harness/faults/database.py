@@ -21,10 +21,20 @@ from harness.faults import _params as p
 from harness.faults._app_logs import AppLogWatch
 from harness.faults.base import Fault
 
+__all__ = ["CHECKOUT_ERRORS", "HoldDatabaseConnections", "PoisonRow", "SPARE", "TOO_MANY_CONNECTIONS"]
+
 TOO_MANY_CONNECTIONS = "53300"  # SQLSTATE of both "too many clients" and "slots are reserved"
 SPARE = 5  # connections tried beyond max_connections before giving up
 # what the app logs when it cannot get a connection (the evidence that the exhaustion reached it)
 CHECKOUT_ERRORS = r"too many clients|remaining connection slots|QueuePool limit|connection slots are reserved"
+
+
+def _one(conn: psycopg.Connection, query: str) -> Any:
+    """The single value ``query`` answers (a ``SHOW``)."""
+    row = conn.execute(query).fetchone()
+    if row is None:
+        raise RuntimeError(f"{query!r} answered no row")
+    return row[0]
 
 
 class HoldDatabaseConnections(Fault):
@@ -43,8 +53,8 @@ class HoldDatabaseConnections(Fault):
         self._watch = AppLogWatch(self.run)
         first = self._connect()
         self._held = [first]
-        limit = int(first.execute("SHOW max_connections").fetchone()[0])
-        reserved = int(first.execute("SHOW superuser_reserved_connections").fetchone()[0])
+        limit = int(_one(first, "SHOW max_connections"))
+        reserved = int(_one(first, "SHOW superuser_reserved_connections"))
         refusal = None
         try:
             while len(self._held) < limit + SPARE:
@@ -122,6 +132,7 @@ class PoisonRow(Fault):
         if self.values is not None:
             params["values"] = self.values
         else:
+            assert self.insert is not None  # one of values / insert, checked in __init__
             params["insert"] = p.describe_callable(self.insert)
         if self.key is not None:
             params["key"] = self.key
@@ -139,6 +150,7 @@ class PoisonRow(Fault):
                     sql.SQL(", ").join(sql.Placeholder() * len(columns))), list(self.values.values()))
                 self.identity = {c: self.values[c] for c in (self.key or columns)}
             else:
+                assert self.insert is not None
                 identity = self.insert(conn)
                 if not isinstance(identity, dict) or not identity:
                     raise self.error(f"insert must return the column values that identify the row, "
@@ -146,7 +158,7 @@ class PoisonRow(Fault):
                 self.identity = dict(identity)
             inserted = self._read_back(conn)
         # the row as stored (its id too): the evidence a sweep reached it is read against this
-        landed_by = {"row": self.identity, "inserted": inserted}
+        landed_by: dict[str, Any] = {"row": self.identity, "inserted": inserted}
         job_id = self._job_id(inserted)
         if job_id is not None:  # a job row: the state log shows whether the app ever touched it
             landed_by["job_id"] = job_id
@@ -170,7 +182,7 @@ class PoisonRow(Fault):
         where, values = self._where()
         cursor = conn.execute(sql.SQL("SELECT * FROM {} WHERE {} LIMIT 1").format(self._table(), where), values)
         row = cursor.fetchone()
-        if row is None:
+        if row is None or cursor.description is None:
             return None
         plain = (str, int, float, bool, type(None))
         return {col.name: val if isinstance(val, plain) else str(val) for col, val in zip(cursor.description, row)}

@@ -17,6 +17,8 @@ from harness.faults.base import Fault
 if TYPE_CHECKING:
     from harness.failpoints.control import Armed
 
+__all__ = ["DEFAULT_TRIGGER_TIMEOUT", "ExhaustPool", "Failpoint"]
+
 DEFAULT_TRIGGER_TIMEOUT = 30.0  # seconds
 
 

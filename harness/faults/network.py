@@ -35,6 +35,8 @@ from harness.faults.base import Fault
 from harness.proxy.client import ProxyAPIError
 from harness.proxy.toxics import ATTRIBUTES, STREAMS
 
+__all__ = ["DEFAULT_PROXY", "HangEndpoint", "LAYERS", "NetworkToxic", "ProxyDown", "REFUSALS"]
+
 LAYERS = ("provider", "network")
 # what an app's HTTP client logs when the proxy in front of its provider is gone
 REFUSALS = r"connection refused|connecterror|provider unreachable|connection reset"

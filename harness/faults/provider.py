@@ -13,6 +13,8 @@ from typing import Any
 from harness.faults import _params as p
 from harness.faults.base import Fault
 
+__all__ = ["MODES", "PaidAPIMode"]
+
 MODES = ("slow", "fail")
 
 

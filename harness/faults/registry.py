@@ -18,6 +18,8 @@ from harness.faults import workers, services, network, provider, failpoint, data
 from harness.errors import FaultError
 from harness.faults.base import REGISTRY, Fault
 
+__all__ = ["FAULTS", "from_spec", "make_fault", "summary", "table"]
+
 FAULTS: Mapping[str, type[Fault]] = REGISTRY
 
 

@@ -32,6 +32,11 @@ if TYPE_CHECKING:
     from harness.faults.target import RunTarget
     from harness.stack.process import ProcessService
 
+__all__ = [
+    "BROKER_ERRORS", "BrokerOutage", "DATABASE_GONE", "DatabaseRestart", "EFFECT_TIMEOUT", "PauseService",
+    "STALL_ERRORS", "StopService", "is_frozen", "process_state", "resolve_service", "role_of",
+]
+
 # what Celery / kombu / redis-py log when the broker is gone (the app's evidence of an outage)
 BROKER_ERRORS = r"cannot connect to redis|connection refused|error while reading from|connectionerror|" \
                 r"connection to broker lost|OperationalError"
@@ -139,6 +144,7 @@ class PauseService(Fault):
         if not target.is_running():
             raise self.error(f"{self.service} is not running")
         pid = target.pid
+        assert pid is not None  # a running process has one
         tree = process_tree(pid)  # who is frozen: a call made by one of them was held
         self._watch = AppLogWatch(self.run)
         target.pause()
@@ -151,7 +157,7 @@ class PauseService(Fault):
         if target is None:
             return {}
         felt = self._watch.evidence(STALL_ERRORS)  # before the resume: what was felt while frozen
-        frozen = is_frozen(target.pid)  # still frozen: nothing of it ran in the window
+        frozen = target.pid is not None and is_frozen(target.pid)  # still frozen: nothing of it ran in the window
         target.resume()
         return {**felt, "frozen_until_heal": frozen}
 
@@ -211,7 +217,7 @@ class BrokerOutage(Fault):
 
     name = "broker_outage"
 
-    def __init__(self, when: Any = None):
+    def __init__(self, when: When | dict[str, Any] | str | None = None):
         super().__init__()
         self.when: When = parse_when(when, fault=self.name)
         self.outage: dict[str, Any] | None = None  # what the outage did, once it happened

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from harness.stack.stack import Stack
     from harness.stack.worker import WorkerPool
 
+__all__ = ["RunTarget"]
+
 
 class RunTarget(Protocol):
     """The scenario's run as a fault sees it: its stack and controls, where to record, its seed."""

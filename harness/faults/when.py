@@ -29,6 +29,11 @@ if TYPE_CHECKING:
     from harness.paidapi.control import Gate
     from harness.faults.target import RunTarget
 
+__all__ = [
+    "AtFailpoint", "DEFAULT_TIMEOUT", "InFlight", "MOMENTS", "Now", "POLL_SLICE", "QUEUE_POLL_S", "Queued", "When",
+    "parse_when", "wait_for_moment", "waiting_messages",
+]
+
 DEFAULT_TIMEOUT = 30.0  # seconds a moment may take to come before the fault fails
 POLL_SLICE = 0.2  # seconds per long-poll, so a heal is noticed quickly
 QUEUE_POLL_S = 0.01  # how often the broker's queues are read: a message may wait only briefly
@@ -231,9 +236,10 @@ def parse_when(value: Any, fault: str = "kill_worker") -> When:
             return Now()
         if cls is not None and isinstance(args, dict):
             try:
-                return cls(**args)
+                moment: When = cls(**args)
             except TypeError as exc:
                 raise FaultError(f"when = {value!r}: {exc}", fault=fault) from None
+            return moment
     raise FaultError(f"when = {value!r}: expected Now(), InFlight(...), AtFailpoint(...), Queued(...), 'now', "
                      f"{{'in_flight': {{'job_id': ...}}}} (or {{}}: any job), {{'at_failpoint': {{'name': ...}}}} or "
                      f"{{'queued': {{}}}}", fault=fault)

@@ -47,6 +47,8 @@ from harness.faults.base import DEFERRED, Fault
 from harness.faults.when import AtFailpoint, InFlight, Queued, When, parse_when, wait_for_moment
 from harness.history import vocabulary as v
 
+__all__ = ["JOIN_TIMEOUT", "KillWorker"]
+
 JOIN_TIMEOUT = 30.0  # seconds heal() waits for a kill that is under way
 
 
@@ -55,8 +57,9 @@ class KillWorker(Fault):
 
     name = "kill_worker"
 
-    def __init__(self, worker: str | None = None, signal: Any = signals.SIGKILL, when: Any = None,
-                 replace: bool = True, group: bool | None = None):
+    def __init__(self, worker: str | None = None, signal: signals.Signals | int | str = signals.SIGKILL,
+                 when: When | dict[str, Any] | str | None = None, replace: bool = True,
+                 group: bool | None = None):
         super().__init__()
         self.worker = p.text(worker, "worker", self.name, optional=True)
         self.signal = p.parse_signal(signal, self.name)
@@ -147,6 +150,7 @@ class KillWorker(Fault):
         if not worker.is_running():
             raise self.error(f"worker {index} ({worker.name}) is already dead")
         pid = worker.pid
+        assert pid is not None  # a running worker has one
         tree = process_tree(pid)  # who was in it: the evidence that it held the call
         if self.group:
             pool.kill(index, self.signal)  # SIGKILL: returns once the group is reaped
@@ -172,7 +176,7 @@ class KillWorker(Fault):
 
     def _at_failpoint(self, moment: dict[str, Any]) -> dict[str, Any]:
         pool = self.run.workers
-        if self.when.action == "hang":
+        if isinstance(self.when, AtFailpoint) and self.when.action == "hang":
             index = self._worker_of(moment["fired_pid"])
             details = self._kill(index)
             self.when.disarm(self.run)  # lets the held caller go (a warm shutdown waits for it)
@@ -249,7 +253,7 @@ class KillWorker(Fault):
         except WaitTimeout:
             pass  # replace() stops it the hard way
 
-    def _worker_event(self, name: str, worker: Any, *, force: bool = False, **data: Any) -> None:
+    def _worker_event(self, name: v.WorkerLifecycle, worker: Any, *, force: bool = False, **data: Any) -> None:
         """Record a lifecycle event unless the pool's hook already does (it does for kill/replace)."""
         if self.run.workers.on_event is not None and not force:
             return

@@ -12,11 +12,12 @@ Public API (see each module for details):
   submissions, status events and worker lifecycle.
 * ``History`` (``history.py``): immutable, ordered by ``(t, index)``;
   ``by_job``, ``by_source``, ``jobs``, ``first``, ``last``, ``start``, ``end``.
-* ``events_from_ledger(records)``, ``events_from_triggers(records)``,
-  ``events_from_state_log(changes)``, ``events_from_attempt_deaths(deaths)``,
-  ``events_from_heartbeats(beats)``
-  (``converters.py``): paid-API ledger, failpoint triggers and the app's job
-  state log (read by ``harness.evidence``) as events.
+* ``events_from_ledger(records)``, ``events_from_triggers(records)``
+  (``converters.py``): the paid API's ledger and failpoint triggers as events
+  (the app's job state log and the rest of its evidence: ``harness.evidence.events``).
+* ``Snapshot``, ``JobRow`` (``snapshot.py``): every job row at the end of a run,
+  the checkers' second input; ``WALL_CLOCK``, ``wall_to_monotonic()``
+  (``clock.py``): wall times placed on the monotonic clock of the history.
 * ``HistoryBuilder`` (``builder.py``): write histories and snapshots by hand,
   for tests and custom checkers; ``synthetic_run(jobs, seed, bugs)``
   (``synthetic.py``): realistic seeded runs for benchmarks and previews.
@@ -25,13 +26,7 @@ Public API (see each module for details):
 from __future__ import annotations
 
 from harness.history import vocabulary
-from harness.history.converters import (
-    events_from_attempt_deaths,
-    events_from_heartbeats,
-    events_from_ledger,
-    events_from_state_log,
-    events_from_triggers,
-)
+from harness.history.converters import events_from_ledger, events_from_triggers
 from harness.history.event import COMPLETIONS, EVENT_TYPES, FAIL, INFO, INVOKE, OK, Event
 from harness.history.history import History
 from harness.history.record import Record
@@ -40,7 +35,6 @@ from harness.history.recorder import Recorder, load
 __all__ = [
     "COMPLETIONS", "EVENT_TYPES", "FAIL", "INFO", "INVOKE", "OK",
     "Event", "History", "Record", "Recorder",
-    "events_from_attempt_deaths", "events_from_heartbeats", "events_from_ledger", "events_from_state_log",
-    "events_from_triggers",
+    "events_from_ledger", "events_from_triggers",
     "load", "vocabulary",
 ]

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from harness.evidence.snapshot import JobRow, Snapshot
 from harness.history import vocabulary as v
 from harness.history.converters import events_from_ledger, events_from_triggers
 from harness.history.event import FAIL, INVOKE, OK, Event
 from harness.history.history import History
+from harness.history.snapshot import JobRow, Snapshot
+
+__all__ = ["BASE_T", "HistoryBuilder", "WALL_OFFSET"]
 
 BASE_T = 1000.0
 WALL_OFFSET = 1_700_000_000.0

@@ -24,22 +24,20 @@
   Each becomes ``ok <name>`` from source ``failpoint``; ``job_id`` and
   ``attempt`` are taken from the context when the app passed them.
 
-* The state log (``harness.evidence``) keeps one row per change of a job's
-  state / reason / attempt: each becomes ``ok state`` (``ok deleted`` for a
-  deleted row) from source ``job``, with ``log_id``, ``txid``, ``op`` and,
-  where tracked, the commit time in ``data``; each attempt the changes left
-  behind becomes ``ok attempt_dead`` at the change that declared it.
+The app's own evidence (its job state log, heartbeats, attempt deaths,
+hard-limit kills) is turned into events next to its readers, by
+``harness.evidence.events``.
 
 Converted events carry ``index = -1``: ``Recorder.extend`` places them.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
-from harness.evidence import AttemptDeath, Beat, HardLimitKill, StateChange
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK, UNINDEXED, Event
-from harness.history.timing import COMMITTED_AT, COMMITTED_T
+
+__all__ = ["call_events", "completion_type", "events_from_ledger", "events_from_triggers"]
 
 _CALL_KEYS = ("call_id", "route", "step", "key", "mode", "caller_pid")
 _OUTCOME_KEYS = ("state", "billed", "status", "client_gone", "replay_of", "latency")
@@ -109,50 +107,3 @@ def events_from_triggers(records: Iterable[Mapping[str, Any]]) -> list[Event]:
                             v.FAILPOINT, OK, str(record["name"]),
                             _opt_str(context.get("job_id")), _opt_int(context.get("attempt")), data))
     return events
-
-
-def _committed(change: StateChange) -> dict[str, float]:
-    if change.committed_at is None or change.committed_t is None:
-        return {}
-    return {COMMITTED_AT: change.committed_at, COMMITTED_T: change.committed_t}
-
-
-def events_from_state_log(changes: Iterable[StateChange]) -> list[Event]:
-    """One ``job`` event per state-log row, in log order."""
-    events = []
-    for change in changes:
-        data: dict[str, Any] = {"log_id": change.log_id, "txid": change.txid, "op": change.op,
-                                **_committed(change)}
-        if change.writer_attempt is not None:  # the app (or the instrumentation) said which attempt wrote
-            data["writer_attempt"] = change.writer_attempt
-        if change.writer is not None:  # which process wrote (its session's application_name)
-            data["writer"] = change.writer
-        if change.deleted:
-            name = v.DELETED
-        else:
-            name = v.STATE
-            data.update(state=change.state, reason=change.reason, attempt=change.attempt)
-        events.append(Event(UNINDEXED, change.t, change.wall, v.JOB, OK, name, change.job_id, change.attempt, data))
-    return events
-
-
-def events_from_heartbeats(beats: Iterable[Beat]) -> list[Event]:
-    """``heartbeat ok beat`` per logged beat, dated by its statement; ``beat_t`` is the column's value."""
-    return [Event(UNINDEXED, b.t, b.wall, v.HEARTBEAT, OK, v.BEAT, b.job_id, b.attempt,
-                  {"attempt": b.attempt, "beat_at": b.beat_wall, "beat_t": b.beat_t, "log_id": b.log_id,
-                   **({"writer": b.writer} if b.writer is not None else {})})
-            for b in beats]
-
-
-def events_from_hard_limit_kills(kills: Iterable[HardLimitKill],
-                                 to_monotonic: Callable[[float], float]) -> list[Event]:
-    """``worker ok hard_time_limit`` per kill, dated by its log line (``to_monotonic``: see ``harness.evidence.clock``)."""
-    return [Event(UNINDEXED, to_monotonic(k.wall), k.wall, v.WORKER, OK, v.HARD_LIMIT, None, None,
-                  {"worker": k.worker, "task": k.task, "task_id": k.task_id, "limit_s": k.limit_s})
-            for k in kills]
-
-
-def events_from_attempt_deaths(deaths: Iterable[AttemptDeath]) -> list[Event]:
-    """``job ok attempt_dead`` per death, dated by the change that declared it (and its commit)."""
-    return [Event(UNINDEXED, d.change.t, d.change.wall, v.JOB, OK, v.ATTEMPT_DEAD, d.job_id, d.attempt,
-                  {"attempt": d.attempt, "by": d.by, **_committed(d.change)}) for d in deaths]

@@ -17,6 +17,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+__all__ = ["COMPLETIONS", "EVENT_TYPES", "Event", "FAIL", "INFO", "INVOKE", "OK", "UNINDEXED"]
+
 INVOKE = "invoke"
 OK = "ok"
 FAIL = "fail"

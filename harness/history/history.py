@@ -11,6 +11,8 @@ from typing import Callable, Iterable, Iterator, Sequence, overload
 
 from harness.history.event import Event
 
+__all__ = ["EMPTY", "History"]
+
 EMPTY: tuple[Event, ...] = ()
 
 
@@ -24,7 +26,7 @@ class History(Sequence[Event]):
     def __getitem__(self, i: int) -> Event: ...
     @overload
     def __getitem__(self, i: slice) -> Sequence[Event]: ...
-    def __getitem__(self, i):
+    def __getitem__(self, i: int | slice) -> Event | Sequence[Event]:
         return self._events[i]
 
     def __len__(self) -> int:

@@ -20,6 +20,8 @@ from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.recorder import Recorder
 
+__all__ = ["Record"]
+
 
 class Record:
     """Typed writers over one run's ``Recorder``; each returns the event it appended."""

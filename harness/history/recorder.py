@@ -23,9 +23,11 @@ import time
 from pathlib import Path
 from typing import IO, Any, Iterable, Mapping
 
-from harness.evidence.clock import wall_to_monotonic
+from harness.history.clock import wall_to_monotonic
 from harness.history.event import Event
 from harness.history.history import History
+
+__all__ = ["Recorder", "load"]
 
 
 class Recorder:
@@ -51,7 +53,7 @@ class Recorder:
 
         ``wall`` alone (a time the database or another process dated by the wall
         clock) is placed on the monotonic clock with the offset in force then
-        (``harness.evidence.clock``), not the offset of this moment."""
+        (``harness.history.clock``), not the offset of this moment."""
         if t is None:
             t = time.monotonic() if wall is None else wall_to_monotonic()(wall)
         event = Event(index=0, t=t,
@@ -121,7 +123,7 @@ def load(path: str | os.PathLike[str]) -> History:
         raise ValueError(f"{path}: not a history event: {exc}") from exc
 
 
-def _decode_lines(path: str | os.PathLike[str], lines: list[str]) -> list[dict]:
+def _decode_lines(path: str | os.PathLike[str], lines: list[str]) -> list[dict[str, Any]]:
     raws = []
     for number, line in enumerate(lines, start=1):
         try:

@@ -15,10 +15,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from harness.evidence.snapshot import JobRow, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import FAIL, INFO, INVOKE, OK, Event
 from harness.history.history import History
+from harness.history.snapshot import JobRow, Snapshot
+
+__all__ = ["BUGS", "DEADLINE", "START_T", "STEPS", "WALL_OFFSET", "synthetic_run"]
 
 START_T = 5000.0  # a plausible monotonic clock reading
 WALL_OFFSET = 1_700_000_000.0 - START_T
@@ -122,7 +124,7 @@ def _job(run: _Run, n: int, t: float, fate: str, bug: str | None) -> None:
                                updated_at=now + 0.003 + WALL_OFFSET, created_at=t + WALL_OFFSET))
 
 
-_FATES = (("normal", 0.75), ("provider_error", 0.08), ("hang", 0.07), ("killed", 0.10))
+_FATES: tuple[tuple[str, float], ...] = (("normal", 0.75), ("provider_error", 0.08), ("hang", 0.07), ("killed", 0.10))
 _BUG_FATE = {"double_billing": "killed", "dead_write": "killed", "mislabelled": "hang"}
 
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from harness.evidence.clock import wall_to_monotonic
+from harness.history.clock import wall_to_monotonic
 from harness.history.event import Event
+
+__all__ = ["COMMITTED_AT", "COMMITTED_T", "commit_time", "committed_data", "statement_time"]
 
 COMMITTED_T = "committed_t"  # data key: monotonic commit time
 COMMITTED_AT = "committed_at"  # data key: wall-clock commit time
@@ -40,7 +42,7 @@ def committed_data(committed_at: float | None,
     """The data keys of a commit time read from the database (empty when it was not tracked).
 
     ``to_monotonic`` places a wall time on the monotonic clock; by default the
-    process's (``harness.evidence.clock``), which uses the offset in force at
+    process's (``harness.history.clock``), which uses the offset in force at
     that time."""
     if committed_at is None:
         return {}

@@ -67,7 +67,17 @@ known, so that a history can be indexed by job once.
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
+
+__all__ = [
+    "ATTEMPT_DEAD", "BEAT", "BUDGET", "CALL", "DECLARED", "DELETED", "EFFECTIVE", "EVENT", "EXPECT", "FAILPOINT",
+    "FAULT", "HARD_LIMIT", "HARNESS", "HEAL", "HEARTBEAT", "HEARTBEAT_SOURCE", "INJECT", "INSTRUMENT", "ISOLATE",
+    "JOB", "LEDGER_DELIVERED_STATES", "LEDGER_FAILED_STATES", "LEDGER_HUNG", "LEDGER_SOURCE",
+    "LEDGER_UNKNOWN_STATES", "LIMITS", "PAIDAPI", "QUERY", "READ", "SCAN", "SETTLE", "SNAPSHOT_SOURCE", "SOURCES",
+    "STATE", "STATE_LOG_SOURCE", "STATUS", "STEP_SAVED", "STREAM", "SUBMIT", "SWEEP", "WALL_CLOCK_STEPPED",
+    "WORKER", "WORKER_EXITED", "WORKER_KILLED", "WORKER_LIFECYCLE", "WORKER_LOG_SOURCE", "WORKER_READY",
+    "WORKER_START", "WRITE", "WorkerLifecycle",
+]
 
 SUBMIT = "submit"
 JOB = "job"
@@ -94,10 +104,10 @@ ATTEMPT_DEAD = "attempt_dead"
 CALL = "call"
 INJECT = "inject"
 HEAL = "heal"
-WORKER_START = "start"
-WORKER_READY = "ready"
-WORKER_KILLED = "killed"
-WORKER_EXITED = "exited"
+WORKER_START: Final = "start"  # Final: typed as their literal, what Record.worker() takes
+WORKER_READY: Final = "ready"
+WORKER_KILLED: Final = "killed"
+WORKER_EXITED: Final = "exited"
 STATUS = "status"
 DECLARED = "declared"
 EFFECTIVE = "effective"

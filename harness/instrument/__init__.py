@@ -11,6 +11,8 @@ variables below. At interpreter start it patches, as each is imported:
   carry ``X-Job-Id``, ``X-Attempt`` and ``X-Caller-Pid``.
 * SQLAlchemy: every engine that connects is lent to failpoint actions
   (``exhaust_pool`` finds it as ``db_engine``).
+* Django's ORM: its commit, its ``on_commit`` callbacks and its connections
+  (``_django.py``); each connection alias is lent to ``exhaust_pool``.
 
 and offers failpoints at those framework boundaries (``FAILPOINTS``). Without
 ``ENV_DIR`` in the environment nothing is loaded. This package imports
@@ -37,6 +39,9 @@ FAILPOINTS = {
     "celery.task_prerun": "before a task runs, once its job and attempt are known",
     "celery.task_postrun": "after a task ran, before its job context is cleared",
     "http.before_paid_call": "before a call to the paid API is sent",
+    "django.before_commit": "before the outermost transaction of a Django atomic() block commits",
+    "django.on_commit": "right after a Django transaction committed, before its on_commit callbacks run",
+    "django.connection": "before Django opens a connection or takes one from its pool",
 }
 
 HEADER_JOB = "X-Job-Id"

@@ -31,10 +31,17 @@ def activate() -> None:
     when_imported("requests", calls.patch_requests)
     when_imported("aiohttp", calls.patch_aiohttp)
     when_imported("sqlalchemy", _sqlalchemy)
+    when_imported("django.db.backends.base.base", _django)
     _events.log(f"{LOADED_MARKER} (paid API {calls.prefixes or 'unset'}, job_id_from {expression or 'task id'!r})")
 
 
 def _sqlalchemy(module: object) -> None:
     from harness.instrument import _sqlalchemy as hooks
+
+    hooks.install(module)
+
+
+def _django(module: object) -> None:
+    from harness.instrument import _django as hooks
 
     hooks.install(module)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
 from harness.checks.runner import invariant
-from harness.evidence.snapshot import Snapshot
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 from harness.nightly.nemesis import SOURCE
 
 NAME = "no_job_stuck"

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.errors import SettleTimeout
 from harness.checks import GLOBAL_INVARIANTS, Verdict, run_checks, sweep_complete
 from harness.checks.generic import applicable, decided
 from harness.checks.runner import checker_name
 from harness.checks.result import mark
-from harness.evidence.snapshot import Snapshot
 from harness.config import Config
+from harness.errors import SettleTimeout
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 from harness.nightly.checks import no_job_stuck
 from harness.nightly.monitor import Monitor, Status
 from harness.nightly.nemesis import SOURCE, Nemesis, Window

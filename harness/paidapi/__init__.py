@@ -16,8 +16,19 @@ without importing the control client's HTTP library.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from harness._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from harness.paidapi.control import Gate, PaidAPIControl, PaidAPIError, PaidAPIWaitTimeout, Rule
+    from harness.paidapi.gates import GateTable
+    from harness.paidapi.ledger import CallRecord, Ledger
+    from harness.paidapi.modes import ModeTable
+    from harness.paidapi.profile import LatencyProfile
+    from harness.paidapi.provider import Provider
+    from harness.paidapi.server import make_app
+    from harness.paidapi.threaded import ThreadedPaidAPI
 
 _EXPORTS: dict[str, str] = {
     "LatencyProfile": "harness.paidapi.profile",
@@ -35,13 +46,10 @@ _EXPORTS: dict[str, str] = {
     "Gate": "harness.paidapi.control",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "CallRecord", "Gate", "GateTable", "LatencyProfile", "Ledger", "ModeTable", "PaidAPIControl", "PaidAPIError",
+    "PaidAPIWaitTimeout", "Provider", "Rule", "ThreadedPaidAPI", "make_app",
+]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness.paidapi' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # to a type checker an unknown name must stay an error, not Any
+    __getattr__ = lazy_exports(__name__, _EXPORTS)

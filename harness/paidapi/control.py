@@ -7,11 +7,13 @@ like a quiet success.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
 from harness.errors import HarnessError, WaitTimeout
+
+__all__ = ["Gate", "PREFIX", "PaidAPIControl", "PaidAPIError", "PaidAPIWaitTimeout", "Rule"]
 
 PREFIX = "/_jobquake"
 
@@ -73,8 +75,8 @@ class Gate:
         ``PaidAPIWaitTimeout`` (a ``WaitTimeout``) when none is held within ``timeout``.
         """
         timeout = self.DEFAULT_WAIT if timeout is None else timeout
-        return self.control._request(
-            "GET", f"/gates/{self.gate_id}/held", params={"timeout": timeout}, wait=timeout)
+        return cast("dict[str, Any]", self.control._request(
+            "GET", f"/gates/{self.gate_id}/held", params={"timeout": timeout}, wait=timeout))
 
     def heal(self) -> None:
         """Open and remove the gate: held calls go on, later ones pass. Idempotent."""
@@ -118,12 +120,13 @@ class PaidAPIControl:
 
     def stats(self) -> dict[str, Any]:
         """``in_flight``, ``max_in_flight``, ``calls``, ``billed`` since the last reset."""
-        return self._request("GET", "/stats")
+        return cast("dict[str, Any]", self._request("GET", "/stats"))
 
     def ledger(self, job_id: str | None = None, *, state: str | None = None,
                after: int | None = None) -> list[dict[str, Any]]:
         """Call records, oldest first, optionally for one job and/or in one state, or above call id ``after``."""
-        return self._request("GET", "/ledger", params=_params(job_id=job_id, state=state, after=after))
+        params = _params(job_id=job_id, state=state, after=after)
+        return cast("list[dict[str, Any]]", self._request("GET", "/ledger", params=params))
 
     def calls_for(self, job_id: str) -> list[dict[str, Any]]:
         """Every call made for ``job_id``."""
@@ -142,7 +145,7 @@ class PaidAPIControl:
         Raises PaidAPIWaitTimeout when none shows up within ``timeout``."""
         params = _params(job_id=job_id, step=step, state=state, attempt=attempt,
                          route=route, after=after, timeout=timeout)
-        return self._request("GET", "/wait", params=params, wait=timeout)
+        return cast("dict[str, Any]", self._request("GET", "/wait", params=params, wait=timeout))
 
     # -- modes and gates -----------------------------------------------------
 
@@ -163,7 +166,7 @@ class PaidAPIControl:
 
     def modes(self) -> list[dict[str, Any]]:
         """The rules in place."""
-        return self._request("GET", "/modes")
+        return cast("list[dict[str, Any]]", self._request("GET", "/modes"))
 
     def clear_modes(self) -> None:
         """Remove every rule (hung calls are answered 503)."""
@@ -177,7 +180,7 @@ class PaidAPIControl:
 
     def gates(self) -> list[dict[str, Any]]:
         """The gates in place."""
-        return self._request("GET", "/gates")
+        return cast("list[dict[str, Any]]", self._request("GET", "/gates"))
 
     # -- reset and settings --------------------------------------------------
 
@@ -188,8 +191,8 @@ class PaidAPIControl:
     def settings(self, **changes: Any) -> dict[str, Any]:
         """Read the settings, or change ``time_scale`` / ``seed`` / ``profile`` first."""
         if not changes:
-            return self._request("GET", "/settings")
-        return self._request("POST", "/settings", json=changes)
+            return cast("dict[str, Any]", self._request("GET", "/settings"))
+        return cast("dict[str, Any]", self._request("POST", "/settings", json=changes))
 
     # -- transport -----------------------------------------------------------
 

@@ -11,6 +11,7 @@ dead letters; ``calls``: paid calls in flight), each returning
 from __future__ import annotations
 
 from harness.pending.item import PendingWork, blocking, describe_all
-from harness.pending.settle import SettleOutcome, Settler, SettleTimeout
+from harness.errors import SettleTimeout
+from harness.pending.settle import SettleOutcome, Settler
 
 __all__ = ["PendingWork", "SettleOutcome", "SettleTimeout", "Settler", "blocking", "describe_all"]

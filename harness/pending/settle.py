@@ -17,6 +17,8 @@ from harness._wait import wait_until
 from harness.errors import SettleTimeout, WaitTimeout  # noqa: F401 - SettleTimeout re-exported
 from harness.pending.item import PendingWork, blocking, describe_all
 
+__all__ = ["INTERVAL", "QUIET_READS", "Reader", "SettleOutcome", "Settler"]
+
 Reader = Callable[[], list[PendingWork]]
 QUIET_READS = 2  # consecutive quiet polls that make "settled"
 INTERVAL = 0.02

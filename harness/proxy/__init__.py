@@ -5,8 +5,13 @@ HTTP client, and the client must not import the server.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from harness._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from harness.proxy.client import Proxy, ProxyAPIError, ProxyClient, Toxic
+    from harness.proxy.runner import ProxyServer
 
 _EXPORTS: dict[str, str] = {
     "ProxyServer": "harness.proxy.runner",
@@ -16,13 +21,7 @@ _EXPORTS: dict[str, str] = {
     "ProxyAPIError": "harness.proxy.client",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["Proxy", "ProxyAPIError", "ProxyClient", "ProxyServer", "Toxic"]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness.proxy' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # to a type checker an unknown name must stay an error, not Any
+    __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import httpx
 
 from harness.errors import HarnessError
 from harness.proxy.toxics import TRAFFIC
+
+__all__ = ["DEFAULT_TIMEOUT", "Proxy", "ProxyAPIError", "ProxyClient", "Toxic"]
 
 DEFAULT_TIMEOUT = 5.0  # seconds per request; the API answers in milliseconds
 
@@ -68,17 +70,17 @@ class Proxy:
 
     @property
     def name(self) -> str:
-        return self._data["name"]
+        return cast("str", self._data["name"])
 
     @property
     def listen(self) -> str:
         """host:port it listens on (the real port, once listening)."""
-        return self._data["listen"]
+        return cast("str", self._data["listen"])
 
     @property
     def upstream(self) -> str:
         """host:port it forwards to."""
-        return self._data["upstream"]
+        return cast("str", self._data["upstream"])
 
     @property
     def enabled(self) -> bool:

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.checks.result import Verdict
-from harness.evidence.snapshot import Snapshot
 from harness.history.history import History
 from harness.history.recorder import load
+from harness.history.snapshot import Snapshot
 from harness.report.html import render_html
 
 HISTORY = "history.jsonl"

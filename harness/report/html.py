@@ -13,8 +13,8 @@ from html import escape
 
 from harness.checks.failure import format_result
 from harness.checks.result import Verdict, mark
-from harness.evidence.snapshot import Snapshot
 from harness.history.history import History
+from harness.history.snapshot import Snapshot
 from harness.report.html_assets import CSS, JS, state_colour
 from harness.report.svg import render_svg, shape
 from harness.report.timeline_model import TimelineModel, build_model, lane_span

@@ -10,10 +10,10 @@ from typing import Iterable
 
 from harness.checks.paid_calls import PaidCall, calls_by_job
 from harness.checks.result import Verdict
-from harness.evidence.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.history import vocabulary as v
 from harness.history.event import INVOKE, Event
 from harness.history.history import History
+from harness.history.snapshot import DEFAULT_TERMINAL_STATES, Snapshot
 from harness.report.highlights import duplicate_calls, flagged_jobs
 
 MAX_JOB_LANES = 300  # beyond this the page gets slow; flagged jobs are always drawn first

@@ -33,7 +33,8 @@ def run_init(path: Path, *, dry_run: bool, out=print) -> int:
 def _summary(found, scaffold, out) -> None:
     app = f"{found.celery_app[0]}.{found.celery_app[1]}" if found.celery_app else "none"
     out(f"\nfound: Celery app {app}; {len(found.tasks)} task(s); {len(found.tables)} table(s); "
-        f"{len(found.env_vars)} environment variable(s); {len(found.processes)} runnable module(s)")
+        f"{len(found.env_vars)} environment variable(s); {len(found.processes) + len(found.commands)} process(es)"
+        + (f" ({found.framework} project)" if found.framework else ""))
     if scaffold.todos:
         out(f"\n{len(scaffold.todos)} thing(s) could not be inferred; each is a commented "
             "TODO(jobquake init) where it goes:")

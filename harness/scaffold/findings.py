@@ -37,6 +37,15 @@ class Function:
 
 
 @dataclass
+class Process:
+    """A way the app runs as a long-lived process: its command, how it says it is ready."""
+
+    command: str  # a template: {port} is the port jobquake gives it
+    ready: str | None  # "log:<text>", "http:/path", "tcp", or None when unknown
+    why: str  # what the scan found
+
+
+@dataclass
 class Findings:
     """What the scan found; ``None`` / empty where nothing was."""
 
@@ -53,3 +62,13 @@ class Findings:
     processes: dict[str, str | None] = field(default_factory=dict)  # module -> its "ready" log text
     functions: list[Function] = field(default_factory=list)
     model_clients: set[str] = field(default_factory=set)  # the providers' client packages the app imports
+    # what a framework's reader (Django) knows beyond the Python sources' shapes
+    framework: str | None = None  # "django": named on init's summary line
+    final_states_why: str = ""  # where final_states came from, when not a constant of literal states
+    schema_command: str | None = None  # the app's own migrations, run in the template database
+    env_values: dict[str, tuple[str, str]] = field(default_factory=dict)  # var -> (value, why): over the roles
+    commands: dict[str, Process] = field(default_factory=dict)  # process name -> how it runs (web, beat...)
+    submit: Function | None = None  # the function that takes a new job, where a reader knows it
+    scenario_values: dict[str, str] = field(default_factory=dict)  # template placeholders a reader fills
+    scenario_files: dict[str, str] = field(default_factory=dict)  # more scenario templates: file name -> text
+    env_todos: list[str] = field(default_factory=list)  # what the app's environment cannot reach (a TODO each)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from harness.scaffold import read_pyproject, read_python
+from harness.scaffold import django_read, read_pyproject, read_python
 from harness.scaffold.findings import Findings
 from harness.scaffold.project import Project
 
@@ -20,4 +20,5 @@ Reader = Callable[[Project, Findings], None]
 READERS: list[Reader] = [
     read_pyproject.read,
     read_python.read,
+    django_read.read,
 ]

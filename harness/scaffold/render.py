@@ -35,12 +35,15 @@ def render(found: Findings) -> Scaffold:
     """The scaffold for ``found``; every guess is commented, every gap a TODO naming its key."""
     todos: list[str] = []
     job = _job_table(found)
-    env = [roles.env_value(name, default, TIME_SCALE) for name, default in sorted(found.env_vars.items())]
-    env = [e for e in env if e is not None]
+    env = [roles.env_value(name, default, TIME_SCALE) for name, default in sorted(found.env_vars.items())
+           if name not in found.env_values]
+    env = sorted([e for e in env if e is not None] + [roles.EnvValue(name, value, why) for name, (value, why)
+                                                      in found.env_values.items()], key=lambda e: e.name)
     names = {e.name for e in env}
     lines = _config_lines(found, job, env, todos)
     values = _scenario_values(found, env, names, todos)
     files = {f"scenarios/{name}": templates.render(name, values) for name in templates.FILES}
+    files.update({f"scenarios/{name}": templates.render_text(text, values) for name, text in found.scenario_files.items()})
     pytest_section = "" if found.has_pytest_config else templates.PYTEST_SECTION
     return Scaffold(config="\n".join(lines) + "\n", files=files, todos=todos, pytest_section=pytest_section)
 
@@ -50,7 +53,11 @@ def _config_lines(found: Findings, job: Table | None, env: list[roles.EnvValue],
     out = ["# jobquake: how to run this project under test. Written by `jobquake init`; edit freely.",
            "# `jobquake config` prints every effective setting and where it came from.",
            "[tool.jobquake]"]
-    if found.schema_function:
+    if found.schema_command:
+        out += ["# found: the project's own migrations; run once per session on the template database, with",
+                "# [tool.jobquake.env] naming that database",
+                f"schema = {json.dumps(found.schema_command)}"]
+    elif found.schema_function:
         out += [f"# found: {found.schema_function} calls metadata.create_all(); run once on the template database",
                 f"schema = {json.dumps(found.schema_function)}"]
     else:
@@ -70,11 +77,17 @@ def _config_lines(found: Findings, job: Table | None, env: list[roles.EnvValue],
                 f"processes are forked", f"app_preload = {json.dumps(sorted(found.model_clients))}"]
     out += _task_lines(found)
     out += ["", "# your app's own variable names, filled from the stack jobquake starts", "[tool.jobquake.env]"]
+    for note in found.env_todos:
+        out.append(f"# {TODO}: {note}")
+        todos.append(f"[tool.jobquake.env] {note}")
     for e in env:
         out += [f"# {e.why}", f"{e.name} = {json.dumps(e.value)}"]
     left = sorted(set(found.env_vars) - {e.name for e in env})
     if left:
         out.append(f"# also read by the code, left to its defaults: {', '.join(left)}")
+    for name, process in sorted(found.commands.items()):
+        out += ["", f"# found: {process.why}", f"[tool.jobquake.processes.{name}]",
+                f"command = {json.dumps(process.command)}", f"ready = {json.dumps(process.ready or 'tcp')}"]
     for module, ready in sorted(found.processes.items()):
         if found.celery_app and module == found.celery_app[0]:
             continue
@@ -116,7 +129,8 @@ def _job_lines(found: Findings, job: Table | None, todos: list[str]) -> list[str
                     f"{option} = \"\""]
             todos.append(f"[tool.jobquake] {option}: no column of {job.name!r} looked like one (left empty)")
     if found.final_states:
-        out.append(f"terminal_states = {json.dumps(list(found.final_states))}  # found: a constant of final states")
+        why = found.final_states_why or "a constant of final states"
+        out.append(f"terminal_states = {json.dumps(list(found.final_states))}  # found: {why}")
     else:
         out += _todo("terminal_states", "the states a person can see as final", todos, '["done", "failed"]')
     return out
@@ -138,15 +152,18 @@ def _scenario_values(found: Findings, env: list[roles.EnvValue], names: set[str]
                      todos: list[str]) -> dict[str, str]:
     by_role = {role: next((e for e in env if check(e.name)), None) for role, check in
                (("deadline", roles.deadline), ("soft", roles.soft_limit), ("hard", roles.hard_limit))}
-    submit = _submit_function(found)
-    sweeper = next((m.rsplit(".", 1)[-1] for m in sorted(found.processes) if "sweep" in m or "reap" in m), None)
+    submit = found.submit or _submit_function(found)
+    sweeper = next((m.rsplit(".", 1)[-1] for m in sorted([*found.processes, *found.commands])
+                    if "sweep" in m or "reap" in m or m == "beat"), None)
     values = {"SUBMIT": json.dumps(f"{submit.module}:{submit.name}") if submit else "None",
               "SUBMIT_WHY": (f"found: {submit.module}.{submit.name} writes to the job table" if submit
                              else f"{TODO}: 'module:function' that takes a new job and returns its id"),
               "JOB_ARGS": _job_args(submit, todos),
               "SWEEPER": json.dumps(sweeper) if sweeper else "None",
               "SWEEPER_WHY": ("found: the process that sends stale jobs again" if sweeper
-                              else "no sweeper process found: nothing to stop")}
+                              else "no sweeper process found: nothing to stop"),
+              "POOL_AT": "sqlalchemy.after_commit", "POOL_KIND": "SQLAlchemy", "STALE_JOB": "{}",
+              **found.scenario_values}
     for role, label in (("deadline", "DEADLINE"), ("soft", "SOFT_LIMIT"), ("hard", "HARD_LIMIT")):
         found_var = by_role[role]
         values[f"{label}_VAR"] = json.dumps(found_var.name) if found_var else "None"

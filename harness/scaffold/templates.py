@@ -104,9 +104,9 @@ def test_a_call_that_is_never_answered_ends_its_job_at_the_deadline(jq, app):
 
 POOL = '''"""The database pool runs dry between the job's write and its enqueue: the job must still run.
 
-The framework failpoint ``sqlalchemy.after_commit`` fires in the process
+The framework failpoint ``$POOL_AT`` fires in the process
 that submits, right after the job's transaction commits; its action empties
-that process's SQLAlchemy pool (every connection held by the harness). An
+that process's $POOL_KIND pool (every connection held by the harness). An
 app that queues the job in a second step, needing the database again,
 times out there: the job is saved and never run. An app that writes the
 job and its message together (an outbox) has nothing left to do. The
@@ -124,7 +124,7 @@ MARGIN = 10.0
 def test_a_job_is_run_although_the_pool_ran_dry_right_after_its_write(jq, app):
     if SWEEPER:
         jq.faults.stop_service(SWEEPER)
-    dry = jq.faults.exhaust_pool(at="sqlalchemy.after_commit", match=app.submitter_match(),
+    dry = jq.faults.exhaust_pool(at="$POOL_AT", match=app.submitter_match(),
                                  timeout=HOLD_AT_MOST)
     app.submit_job(1)
     dry.wait(timeout=MARGIN)  # the pool really was emptied, in the submitting process
@@ -148,7 +148,7 @@ import pytest
 LONG_AGO = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).isoformat()
 # $TODO: a job row your sweep picks up, as column -> value (e.g. a state and
 # a heartbeat of LONG_AGO), and the change that makes one of them poison
-STALE_JOB: dict = {}
+STALE_JOB: dict = $STALE_JOB
 POISON: dict = {}
 GOOD_ROWS = 3
 MARGIN = 10.0  # seconds: the sweep runs every few seconds at most, and the jobs it sends again are quick
@@ -212,4 +212,9 @@ FILES = {
 
 def render(name: str, values: dict[str, str]) -> str:
     """File ``name`` with its ``$NAME`` placeholders filled."""
-    return Template(FILES[name]).substitute({"TODO": "TODO(jobquake init)", **values})
+    return render_text(FILES[name], values)
+
+
+def render_text(text: str, values: dict[str, str]) -> str:
+    """A template's text with its ``$NAME`` placeholders filled."""
+    return Template(text).substitute({"TODO": "TODO(jobquake init)", **values})

@@ -17,7 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-import harness
 from harness.config import Config
 from harness.failpoints.spec import ENV_VAR as FAILPOINTS_ENV
 from harness.instrument import ENV_DIR as INSTRUMENT_ENV
@@ -36,7 +35,7 @@ from harness.stack.redis import RedisService
 from harness.stack.sqs import SQSService
 from harness.stack.worker import CeleryWorker
 
-HARNESS_PACKAGE = Path(harness.__file__).resolve().parent
+HARNESS_PACKAGE = Path(__file__).resolve().parents[1]  # harness/, found without importing the package
 # the socket inside the container trusts (only the container's processes reach it); TCP from
 # anywhere (the bridge's gateway too) needs the session's password
 DOCKER_HBA_RULES = ("# written by jobquake for this session\n"

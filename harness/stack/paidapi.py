@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from harness.stack.probe_http import probe_client
 from harness.stack.process import ProcessService
+
+if TYPE_CHECKING:
+    from harness.paidapi.control import PaidAPIControl
 
 
 class PaidAPIService(ProcessService):
@@ -14,9 +18,9 @@ class PaidAPIService(ProcessService):
     scheme = "http"
     start_timeout = 15.0
 
-    def __init__(self, *args, seed: int, time_scale: float, profile: str = "default",
+    def __init__(self, *args: Any, seed: int, time_scale: float, profile: str = "default",
                  call_key: str = "", call_key_header: str = "Idempotency-Key",
-                 prices: dict | None = None, **kwargs):
+                 prices: dict[str, Any] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.seed = seed
         self.time_scale = time_scale
@@ -34,7 +38,7 @@ class PaidAPIService(ProcessService):
     def probe(self) -> bool:
         return probe_client().get(f"{self.url}/_jobquake/health").is_success
 
-    def control(self):
+    def control(self) -> PaidAPIControl:
         """A client of this service, made once and reused (each holds a connection pool)."""
         if getattr(self, "_control", None) is None:
             from harness.paidapi.control import PaidAPIControl

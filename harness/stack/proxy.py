@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 from harness.stack.probe_http import probe_client
 from harness.stack.process import ProcessService
+
+if TYPE_CHECKING:
+    from harness.proxy.client import ProxyClient
 
 
 class ProxyService(ProcessService):
@@ -13,7 +17,7 @@ class ProxyService(ProcessService):
     scheme = "http"
     start_timeout = 15.0
 
-    def __init__(self, *args, seed: int, routes: dict[str, tuple[int, str]] | None = None, **kwargs):
+    def __init__(self, *args: Any, seed: int, routes: dict[str, tuple[int, str]] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.seed = seed
         self.routes = dict(routes or {})  # proxy name -> (listen port, upstream host:port)
@@ -31,7 +35,7 @@ class ProxyService(ProcessService):
         for name, (port, upstream) in self.routes.items():
             client.create(name=name, listen=f"{self.host}:{port}", upstream=upstream)
 
-    def client(self):
+    def client(self) -> ProxyClient:
         """A client of this service, made once and reused (each holds a connection pool)."""
         if getattr(self, "_client", None) is None:
             from harness.proxy.client import ProxyClient

@@ -8,19 +8,31 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from harness._ports import free_port
-from harness.config import Config, load_callable
+from harness.config import Config
 from harness.errors import ConfigError, ServiceError
 from harness.evidence import prepare_template
 from harness.evidence.statements import install_statement_stats
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
+from harness.stack.paidapi import PaidAPIService
+from harness.stack.postgres import PostgresService
 from harness.stack.process import ProcessService, start_all, stop_all
+from harness.stack.database_values import database_values
+from harness.stack.proxy import ProxyService
 from harness.stack.readiness import ReadyCheck
-from harness.stack.sqs import QueueSpec
+from harness.stack.redis import RedisService
+from harness.stack.schema import schema_builder
+from harness.stack.sqs import QueueSpec, SQSService
 from harness.stack.worker import WorkerPool
+
+if TYPE_CHECKING:
+    from harness.failpoints.control import FailpointControl
+    from harness.instrument.control import InstrumentControl
+
+__all__ = ["PROCESS_KEYS", "PROXYABLE", "Stack"]
 
 PROXYABLE = ("paidapi", "redis", "postgres", "sqs")
 PROCESS_KEYS = {"command", "ready", "start_timeout", "instrument", "replicas"}
@@ -45,25 +57,28 @@ class Stack:
     """Every service of a session, built from one Config."""
 
     config: Config
-    redis: ProcessService
-    postgres: ProcessService
-    sqs: ProcessService
-    paidapi: ProcessService
-    proxy: ProcessService
+    redis: RedisService  # each backend's service is a subclass of the process backend's
+    postgres: PostgresService
+    sqs: SQSService
+    paidapi: PaidAPIService
+    proxy: ProxyService
     processes: dict[str, AppProcess]  # the app's own processes (api, relay, sweeper...), by name
     workers: WorkerPool
     values: dict[str, Any]
 
     def __init__(self, config: Config, workdir: Path,
-                 on_worker_event: Callable[[str, Any, dict], None] | None = None):
+                 on_worker_event: Callable[[str, Any, dict[str, Any]], None] | None = None):
         self.config = config
         self.workdir = Path(workdir)
         bad = set(config.proxied) - set(PROXYABLE)
         if bad:
             raise ConfigError(f"proxied: cannot proxy {sorted(bad)}; choose from {PROXYABLE}", key="proxied")
         self.backend = backend = backend_for(config)
-        schema = self._template_builder(config)
-        common = lambda name: {"port": free_port(), "workdir": self.workdir / name}  # noqa: E731
+        schema = self._template_builder(config)  # called once the stack's values exist
+
+        def common(name: str) -> dict[str, Any]:
+            return {"port": free_port(), "workdir": self.workdir / name}
+
         self.redis = backend.redis("redis", **common("redis"))
         self.postgres = backend.postgres("postgres", schema=schema,
                                          max_connections=config.postgres_max_connections, **common("postgres"))
@@ -93,25 +108,23 @@ class Stack:
             start_timeout=config.start_timeout, on_event=on_worker_event, cwd=config.root)
 
     # -- assembly ------------------------------------------------------------------
-    @staticmethod
-    def _template_builder(config: Config) -> Callable[[str], None] | None:
-        """The app's schema, then the state-log trigger on its job table, in the template DB."""
+    def _template_builder(self, config: Config) -> Callable[[str], None] | None:
+        """The app's schema (``stack/schema.py``), then the state-log trigger on its job table, in the template DB."""
         if not config.schema:
             return None
-        schema = load_callable(config.schema, "schema", config.root)
-        _takes_one_argument(schema, config.schema)
+        schema = schema_builder(config.schema, config.root, self._env_for_database)
 
         def build(url: str) -> None:
-            try:
-                schema(url)
-            except SystemExit as exc:  # a command's main() named by mistake: argparse exits
-                raise ConfigError(f"schema = {config.schema!r} exited ({exc!r}) when called with the "
-                                  f"template database's URL: it must name a function that takes a "
-                                  f"database URL and creates the app's tables", key="schema") from exc
+            schema(url)
             dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
             prepare_template(config, dsn)  # a wrong job_* key fails here, naming the columns that exist
             install_statement_stats(dsn)  # every test's copy counts its statements (harness.work)
         return build
+
+    def _env_for_database(self, url: str) -> dict[str, str]:
+        """The app's environment (no instrumentation) with its database URLs pointing at ``url``."""
+        values = {**self.values, **database_values(url)}
+        return {**os.environ, **self._env(values)}
 
     @property
     def infrastructure(self) -> list[ProcessService]:
@@ -145,8 +158,7 @@ class Stack:
         pg_port = self._via_proxy("postgres", self.postgres)
         values = {
             "redis_url": self.redis.url_for(self._via_proxy("redis", self.redis)),
-            "database_url": self.postgres.url_for("app", port=pg_port),
-            "database_dsn": self.postgres.url_for("app", driver="postgresql", port=pg_port),
+            **database_values(self.postgres.url_for("app", port=pg_port)),
             "sqs_endpoint": f"http://{host}:{self._via_proxy('sqs', self.sqs)}",
             "paidapi_url": f"http://{host}:{self._via_proxy('paidapi', self.paidapi)}",
             "paidapi_direct_url": self.paidapi.url,
@@ -164,11 +176,11 @@ class Stack:
         """The environment the app's processes run with: the harness's own, then config's ``env`` rendered."""
         return {**os.environ, **self._env()}
 
-    def _env(self) -> dict[str, str]:
+    def _env(self, values: dict[str, Any] | None = None) -> dict[str, str]:
         env = dict(self.failpoints.env())
         for var, template in self.config.env.items():
             try:
-                env[var] = str(template).format_map(self.values)
+                env[var] = str(template).format_map(self.values if values is None else values)
             except (KeyError, ValueError) as exc:
                 raise ConfigError(f"env.{var} = {template!r}: unknown value {exc}; known: "
                                   f"{', '.join(sorted(self.values))}", key=f"env.{var}") from exc
@@ -269,19 +281,6 @@ class Stack:
         self.stop()
 
 
-def _takes_one_argument(function: Callable[..., Any], spec: str) -> None:
-    """ConfigError unless ``schema`` can be called with one argument (the database URL)."""
-    import inspect
-
-    try:
-        inspect.signature(function).bind("postgresql://")
-    except TypeError as exc:
-        raise ConfigError(f"schema = {spec!r} cannot be called with a database URL ({exc}): it must "
-                          f"name a function taking one argument", key="schema") from exc
-    except ValueError:
-        pass  # no signature to read (a builtin): let the call tell
-
-
 def _queue(spec: Any) -> QueueSpec:
     try:
         return QueueSpec.from_dict(spec)
@@ -289,13 +288,13 @@ def _queue(spec: Any) -> QueueSpec:
         raise ConfigError(f"queues: bad queue {spec!r}: {exc}", key="queues") from exc
 
 
-def _instrument_control(path: Path):
+def _instrument_control(path: Path) -> InstrumentControl:
     from harness.instrument.control import InstrumentControl
 
     return InstrumentControl.create(path)
 
 
-def _failpoint_control(path: Path):
+def _failpoint_control(path: Path) -> FailpointControl:
     from harness.failpoints.control import FailpointControl
 
     return FailpointControl.create(path)

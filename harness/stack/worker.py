@@ -10,7 +10,7 @@ import shlex
 import signal
 import threading
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from harness._proc import process_tree
 from harness.errors import ConfigError
@@ -18,11 +18,13 @@ from harness.stack.app import AppProcess
 from harness.stack.process import start_all
 from harness.stack.readiness import ReadyCheck
 
+__all__ = ["CeleryWorker", "DEFAULT_READY", "OTHER_POOLS", "WorkerEvent", "WorkerPool", "check_prefork", "worker_name"]
+
 # Celery logs "celery@host ready." once the worker consumes; that is readiness.
 DEFAULT_READY = ReadyCheck("log", r"\bready\.")
 OTHER_POOLS = ("solo", "threads", "eventlet", "gevent", "custom")
 
-WorkerEvent = Callable[[str, "CeleryWorker", dict], None]
+WorkerEvent = Callable[[str, "CeleryWorker", dict[str, Any]], None]
 
 
 def check_prefork(command: str) -> None:
@@ -87,6 +89,9 @@ class WorkerPool:
     def __len__(self) -> int:
         return len(self.workers)
 
+    def __iter__(self) -> Iterator[CeleryWorker]:
+        return iter(self.workers)
+
     def holding(self, pid: int) -> CeleryWorker | None:
         """The running worker whose process tree holds ``pid`` (its main process or a pool child); None if none.
 
@@ -94,11 +99,11 @@ class WorkerPool:
         ``X-Caller-Pid`` or a failpoint's firing process.
         """
         for worker in self.workers:
-            if worker.is_running() and pid in process_tree(worker.pid):
+            if worker.pid is not None and worker.is_running() and pid in process_tree(worker.pid):
                 return worker
         return None
 
-    def _emit(self, name: str, worker: CeleryWorker, **data) -> None:
+    def _emit(self, name: str, worker: CeleryWorker, **data: Any) -> None:
         if self.on_event:
             self.on_event(name, worker, {"worker": worker.name, "pid": worker.pid, **data})
 

@@ -24,6 +24,8 @@ from urllib.parse import urlsplit
 from harness.errors import HarnessError
 from harness.history import vocabulary as v
 
+__all__ = ["Fields", "StreamError", "StreamReader", "Told"]
+
 CONNECT_TIMEOUT = 10.0
 MAX_RETRY = 1.0  # seconds between reconnects at most, however long the server stays away
 

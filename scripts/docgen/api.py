@@ -32,6 +32,8 @@ def _anchor(module: str) -> str:
 def _own_members(cls: type) -> Iterator[tuple[str, Any]]:
     """Public methods and properties defined by ``cls`` itself, in source order."""
     for name, member in vars(cls).items():
+        if not name.startswith("_") and hasattr(member, "__set_name__") and inspect.isfunction(getattr(cls, name)):
+            member = getattr(cls, name)  # a method made by a descriptor (Faults' FaultMethod): its function
         if name.startswith("_") or not (inspect.isfunction(member) or isinstance(member, (property, classmethod,
                                                                                           staticmethod))):
             continue

@@ -14,17 +14,17 @@ from tests.common.imports import ROOT, edges_between, unit_graph
 
 # bottom first; each line one layer, what its units are for
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_signals", "_browser", "_proc", "setting_checks", "mutation_reach"),  # leaves
-    ("_private_dir", "_wait", "config", "paidapi", "proxy"),  # settings, the fake paid API, the fault proxy
-    ("_channel_dir", "_ports", "evidence", "limits", "mutation", "scaffold"),  # reading the app's evidence
-    ("failpoints", "history", "mutation_full"),  # the event log; failpoints in app code
-    ("budgets", "checks", "instrument", "querystats", "work"),  # invariants; what runs inside app processes
-    ("appclient", "leaks", "markers", "pending", "report", "stack", "streams"),  # services, settling, reports
-    ("faults", "isolation"),  # acting on the stack
-    ("run",),  # one scenario's handle (the jq fixture)
-    ("evidence.collect",),  # a finished run's evidence
-    ("nightly", "verdict"),  # judging runs
-    ("cli", "session"),  # entry points
+    ("errors", "_lazy", "_signals", "_browser", "_proc", "setting_checks", "mutation_reach"),  # leaves
+    ("_private_dir", "_wait", "config", "paidapi", "proxy"),  # settings; the fake paid API and fault proxy
+    ("_channel_dir", "_ports", "history", "limits", "mutation", "scaffold"),  # the event log and its vocabulary
+    ("failpoints", "budgets", "querystats", "mutation_full"),  # failpoints in app code; static evidence
+    ("instrument",),  # loaded into every app process
+    ("evidence", "appclient", "streams"),  # the app's evidence, read into the history
+    ("checks", "stack", "work"),  # the invariants; the services
+    ("faults", "leaks", "markers", "pending", "report"),  # acting on the stack; settling; reports
+    ("run", "isolation"),  # one scenario's handle (the jq fixture); keeping tests apart
+    ("verdict", "nightly"),  # judging runs
+    ("session", "cli"),  # entry points
     ("pytest_plugin",),
 )
 LAYER_OF = {unit: index for index, layer in enumerate(LAYERS) for unit in layer}

@@ -12,8 +12,6 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# modules that form a unit of their own, apart from their package's (see tests/quality/test_layers.py)
-OWN_UNITS = ("harness.evidence.collect",)
 
 
 def modules(package: str) -> dict[str, Path]:
@@ -50,10 +48,7 @@ def module_graph(package: str) -> dict[str, set[str]]:
 
 
 def unit_of(module: str) -> str:
-    """The unit of a harness module: its top-level package or module, or a module that is a unit of its own."""
-    for own in OWN_UNITS:
-        if module == own or module.startswith(own + "."):
-            return own.split(".", 1)[1]
+    """The unit of a harness module: its top-level package or module."""
     return module.split(".")[1]
 
 

@@ -37,6 +37,7 @@ SLOW_FILES = (
     "tests/quality/test_nightly_finds.py",  # 3 x 2-minute nightlies, one per mutant
     "tests/integration/test_nightly_pytest_entry.py",  # a minute on refapp, replayed on a mutant; 30 s on another
     "tests/integration/test_ownapp.py",  # the second app's mutation matrix: 7 sessions
+    "tests/integration/test_reviewdesk.py",  # the Django app's mutation matrix: 7 sessions
     "tests/integration/test_nightly.py",  # 15 s nightly, then its replay
 )
 

@@ -1,9 +1,11 @@
 """Every code block of the hand-written docs pages is checked against the real project.
 
-Python blocks compile, import only what exists (no private ``harness._x``),
-and use only names of the real API: ``jq.<attr>`` chains, faults built with
-the block's own arguments, methods of what those return, invariants named in
-markers (``python_blocks``). TOML blocks are read by the real config
+Python blocks compile, import only what exists and only public names (no
+``harness._x``, ``tests.common.public_names``), and use only names of the
+real API: ``jq.<attr>`` chains, faults built with the block's own arguments,
+methods of what those return, invariants named in markers
+(``python_blocks``); and they pass mypy as the scenarios do (``typed_blocks``:
+a fragment runs inside a function of ``jq: Run``). TOML blocks are read by the real config
 resolver, so an unknown key or a bad value fails here. Shell blocks use only
 programs, subcommands, options and make targets that exist (``commands``).
 YAML blocks are the CI recipes of examples/ci/, included from their files.
@@ -16,7 +18,9 @@ import tomllib
 
 import pytest
 
-from tests.docs import commands, python_blocks
+from tests.common.public_names import private_uses
+from tests.common.typecheck import mypy
+from tests.docs import commands, python_blocks, typed_blocks
 from tests.docs.blocks import DOCS, PAGES, ROOT, Block, all_blocks, block_id
 
 CHECKED = {"python", "toml", "sh", "yaml"}
@@ -39,6 +43,24 @@ def test_every_block_names_a_language_that_is_checked(block: Block):
 @pytest.mark.parametrize("block", all_blocks("python"), ids=block_id)
 def test_python_blocks_use_only_the_real_api(block: Block):
     assert python_blocks.problems(block.text) == []
+    assert private_uses(block.text) == []
+
+
+def test_python_blocks_pass_mypy(tmp_path):
+    """The blocks as mypy sees them, scenarios and fragments alike: what an IDE would underline."""
+    files = typed_blocks.write(all_blocks("python"), tmp_path / "blocks")
+    found = mypy(list(files))
+    assert [f"{files[f.path].where}: {typed_blocks.line_of(f)}: {f.message}" for f in found] == []
+
+
+def test_the_mypy_check_of_blocks_can_fail(tmp_path):
+    page = DOCS / "howto" / "faults.md"
+    wrong = [Block(page, 1, "python", "jq.faults.kill_worker(wrker='worker1')"),
+             Block(page, 2, "python", "kill = jq.faults.kill_worker()\nkill.wiat(timeout=job_timeout)")]
+    files = typed_blocks.write(wrong, tmp_path / "blocks")
+    found = mypy(list(files))
+    assert ['Unexpected keyword argument "wrker"' in f.message or '"KillWorker" has no attribute "wiat"' in f.message
+            for f in found] == [True, True], found
 
 
 def _validate_toml(text: str, tmp_path) -> None:

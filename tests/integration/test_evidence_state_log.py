@@ -15,7 +15,7 @@ import sqlalchemy
 from harness import wait_until
 from harness._ports import free_port, release_port
 from harness.evidence import StateLogConfig, install_sql, last_log_id, read_heartbeats, read_state_log, uninstall_sql
-from harness.history import events_from_state_log
+from harness.evidence.events import events_from_state_log
 
 pytestmark = pytest.mark.integration
 

@@ -9,8 +9,8 @@ from harness.checks import (
     ALL_CHECKERS, GLOBAL_INVARIANTS, UNKNOWN, InvariantViolation, Result, Verdict, checker_name,
     format_failure, invariant, merge_valid, run_checks, violation_error,
 )
-from harness.evidence.snapshot import Snapshot
 from harness.history.builder import HistoryBuilder
+from harness.history.snapshot import Snapshot
 
 
 @invariant("always_broken")

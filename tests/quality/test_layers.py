@@ -1,9 +1,7 @@
 """Imports run one way, down the layers of ``LAYERS``, and no import goes round in a circle.
 
-A unit is a package or a top-level module of ``harness`` (``evidence/collect.py``
-is a unit of its own: it reads a finished run, high above the readers of its
-package). A unit may import units of lower layers only, never one of its own
-layer or above. Two views of the same rule: the source (every ``import`` of
+A unit is a package or a top-level module of ``harness``. A unit may import
+units of lower layers only, never one of its own layer or above. Two views of the same rule: the source (every ``import`` of
 every module, also those inside functions and under ``TYPE_CHECKING``, read
 with ``ast``), and a fresh interpreter that imports one unit alone and lists
 what came with it. Module by module, neither ``harness`` nor ``refapp`` may
@@ -48,7 +46,7 @@ def test_a_unit_imports_alone_in_a_fresh_interpreter(unit):
     assert proc.returncode == 0, proc.stderr
     loaded = {name for name in json.loads(proc.stdout)}
     above = sorted(name for name in loaded
-                   if LAYER_OF.get(unit_of(name), -1) > LAYER_OF[unit] and not name.startswith(f"harness.{unit}"))
+                   if unit_of(name) != unit and LAYER_OF.get(unit_of(name), -1) > LAYER_OF[unit])
     assert above == [], f"importing harness.{unit} loaded {above}"
 
 

@@ -57,6 +57,11 @@ def test_package_data_is_shipped(wheel):
     assert sources - names == set(), "files of harness/ missing from the wheel"
 
 
+def test_the_wheel_says_it_is_typed(wheel):
+    """PEP 561: ``py.typed`` makes type checkers read the installed harness's annotations."""
+    assert "harness/py.typed" in wheel.namelist()
+
+
 def test_the_entry_points_are_declared(wheel):
     [entry_points] = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     text = wheel.read(entry_points).decode()

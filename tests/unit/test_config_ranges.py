@@ -1,11 +1,13 @@
 """Every number a setting holds has a range; named objects must be of the right kind."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from harness.config import RANGES, load_callable, resolve
 from harness.errors import ConfigError
-from harness.stack.stack import Stack
+from harness.stack.schema import schema_builder
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "-inf", "0.00001", "11", "1e308"])
@@ -55,9 +57,9 @@ def test_a_key_naming_the_wrong_kind_of_object_says_what_it_found():
 
 
 def test_a_schema_that_cannot_take_a_url_is_a_config_error():
-    config = resolve(environ={}, cli={"schema": "os:getcwd"})
-    with pytest.raises(ConfigError, match=r"schema = 'os:getcwd' cannot be called with a database URL"):
-        Stack._template_builder(config)
+    config = resolve(environ={}, cli={"schema": "os.path:samefile"})
+    with pytest.raises(ConfigError, match=r"schema = 'os.path:samefile' cannot be called with a database URL"):
+        schema_builder(config.schema, config.root, lambda url: {})
 
 
 def test_a_schema_that_exits_is_a_config_error_not_a_bare_system_exit(tmp_path, monkeypatch):
@@ -65,6 +67,22 @@ def test_a_schema_that_exits_is_a_config_error_not_a_bare_system_exit(tmp_path, 
                                          "    argparse.ArgumentParser().parse_args(['--nope'])\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     config = resolve(environ={}, cli={"schema": "cli_app:main"})
-    build = Stack._template_builder(config)
+    build = schema_builder(config.schema, config.root, lambda url: {})
     with pytest.raises(ConfigError, match=r"schema = 'cli_app:main' exited \(SystemExit\(2\)\)"):
         build("postgresql://127.0.0.1:1/x")
+
+
+def test_a_schema_command_or_a_function_without_arguments_runs_apart_with_the_apps_env(tmp_path):
+    """Alembic's ``upgrade head`` reads the database from the app's own settings: the command (and a
+    function taking no URL) runs in the project folder with the app's variables pointing at the
+    template database, and a failure says what ran and what it printed."""
+    (tmp_path / "appdb.py").write_text("import os\n\ndef init_db():\n"
+                                       "    open('made-by-function', 'w').write(os.environ['APP_DB'])\n")
+    env = lambda url: {**os.environ, "APP_DB": url}  # noqa: E731 - the app's env, as the stack renders it
+    schema_builder("appdb:init_db", tmp_path, env)("postgresql+psycopg://t/template")
+    assert (tmp_path / "made-by-function").read_text() == "postgresql+psycopg://t/template"
+    command = "python -c \"import os; open('made-by-command', 'w').write(os.environ['APP_DB'])\""
+    schema_builder(command, tmp_path, env)("postgresql+psycopg://t/template2")
+    assert (tmp_path / "made-by-command").read_text() == "postgresql+psycopg://t/template2"
+    with pytest.raises(ConfigError, match=r"(?s)schema = 'python -c .*exit 3.*boom"):
+        schema_builder("python -c \"import sys; print('boom'); sys.exit(3)\"", tmp_path, env)("postgresql://x")

@@ -1,7 +1,7 @@
 """Attempt deaths derived from the job state log, and the events they become."""
 from harness.evidence import DEFAULT_TERMINAL_STATES as TERMINAL
 from harness.evidence import StateChange, attempt_deaths
-from harness.history import events_from_attempt_deaths
+from harness.evidence.events import events_from_attempt_deaths
 
 
 def state(t: float, job: str, state: str, attempt: int, committed_t: float | None = None) -> StateChange:

@@ -8,9 +8,10 @@ import pytest
 
 from harness.errors import FaultError
 from harness.faults import (
-    FAULTS, AtFailpoint, Fault, Faults, FaultHealWarning, InFlight, KillWorker, Now, Queued, from_spec,
+    FAULTS, AtFailpoint, Fault, FaultHealWarning, Faults, InFlight, KillWorker, Now, Queued, from_spec,
     make_fault,
 )
+from harness.faults.fault_set import FaultMethod
 from harness.history import Recorder
 
 
@@ -219,6 +220,27 @@ def test_jq_faults_has_one_method_per_registered_fault_with_its_signature():
         assert list(inspect.signature(method).parameters)[1:] == list(inspect.signature(cls).parameters)
         assert cls.__name__ in harness.faults.__all__ and getattr(harness.faults, cls.__name__) is cls
         assert f"jq.faults.{name}(" in Faults.__doc__  # the generated table
+
+
+def test_the_typed_methods_of_jq_faults_are_the_registry():
+    """What a type checker sees of ``jq.faults`` (its ``FaultMethod`` lines) is exactly what is registered."""
+    typed = {name: member.cls for name, member in vars(Faults).items() if isinstance(member, FaultMethod)}
+    assert list(typed.items()) == list(FAULTS.items()), \
+        "harness/faults/fault_set.py: Faults needs one `name = FaultMethod(Class)` line per registered fault"
+
+
+def test_a_fault_method_named_otherwise_than_its_fault_is_refused():
+    with pytest.raises((TypeError, RuntimeError)) as info:  # 3.11 wraps __set_name__'s error in a RuntimeError
+        class Misnamed:  # noqa: F841 - defining the class is the test
+            kill = FaultMethod(KillWorker)
+    assert "Misnamed.kill injects KillWorker, which is registered as 'kill_worker'" in str(info.value.__cause__ or info.value)
+
+
+def test_an_unknown_fault_of_jq_faults_lists_the_known_ones():
+    faults = Faults(SimpleNamespace())
+    with pytest.raises(AttributeError, match=r"no fault 'kil_worker'; did you mean 'kill_worker'\? known: .*stop_service"):
+        faults.kil_worker()
+    assert not hasattr(faults, "_private")
 
 
 def test_a_private_fault_class_does_not_register():

@@ -40,7 +40,7 @@ def test_record_assigns_indexes_and_times(tmp_path):
 
 def test_a_wall_time_alone_is_placed_with_the_offset_in_force_then(tmp_path, monkeypatch):
     """Recorded after the wall clock was stepped 1.7 s forward, a database time keeps its place."""
-    from harness.evidence import clock as clock_module
+    from harness.history import clock as clock_module
 
     readings = {"mono": 50.0, "step": 0.0}
     clock = clock_module.WallClock(wall=lambda: 1_000.0 + readings["mono"] + readings["step"],

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import json
 
-from harness.checks.done_steps import no_paid_call_for_done_step
 from harness.checks.dead_attempts import no_effect_from_dead_attempt
+from harness.checks.done_steps import no_paid_call_for_done_step
 from harness.evidence import StateChange, attempt_deaths
-from harness.history import History, events_from_attempt_deaths, events_from_state_log
+from harness.evidence.events import events_from_attempt_deaths, events_from_state_log
+from harness.history import History
 from harness.history.event import Event
 from harness.leaks import LEAKED_TO_LATER, created_jobs, leaked_to_later, no_work_from_earlier_tests, without_leaks
 from harness.pending import PendingWork, Settler

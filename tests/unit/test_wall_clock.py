@@ -5,10 +5,10 @@ import os
 
 import pytest
 
-from harness.evidence import clock as clock_module
-from harness.evidence.clock import WallClock
 from harness.evidence.heartbeats import read_heartbeats
 from harness.evidence.state_log import StateLogConfig, read_state_log
+from harness.history import clock as clock_module
+from harness.history.clock import WallClock
 
 EVER = float("-inf")  # steps_since this: every step seen
 BOOT = 1_796_196_000.0  # the wall clock when the monotonic clock read 0

@@ -36,6 +36,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+__all__ = ["MOVED", "TORN", "Segment", "WallClock", "WALL_CLOCK", "wall_to_monotonic"]
+
 MOVED = 0.001  # seconds: an offset that changed by more is a new segment (slewing moves it far less per sample)
 TORN = 0.001  # seconds: a sample whose two monotonic readings lie further apart was preempted; skipped
 

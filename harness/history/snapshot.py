@@ -18,6 +18,8 @@ from typing import Any, Mapping
 
 from harness.config import DEFAULT_TERMINAL_STATES
 
+__all__ = ["JobRow", "Snapshot"]
+
 
 @dataclass(frozen=True)
 class JobRow:

@@ -1,0 +1,13 @@
+"""The Celery application: ``celery -A reviewdesk worker`` / ``celery -A reviewdesk beat``.
+
+Every setting is a ``CELERY_*`` name in ``reviewdesk/settings.py``.
+"""
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewdesk.settings")
+
+app = Celery("reviewdesk")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
