@@ -12,10 +12,12 @@ sees it). It returns::
      "attempt_blocked": seconds,                        # the same within one attempt (optional)
      "heartbeat_stale": seconds,                        # an attempt whose heartbeat is older is dead
                                                         # by the app's rule (optional; checks/live_attempts.py)
-     "writes_name_attempt": bool}                       # every state write an attempt makes sets
+     "writes_name_attempt": bool,                       # every state write an attempt makes sets
                                                         # jobquake.attempt: one without it is no attempt's
-     "retries": {"backoff": seconds, "max_attempts": n}}  # a failed attempt's job is offered again after
+     "retries": {"backoff": seconds, "max_attempts": n},  # a failed attempt's job is offered again after
                                                         # backoff; given up after n attempts (checks/retries.py)
+     "queries_per_item": {table or "*": statements}}    # statements per item of a batch, per table
+                                                        # (optional; checks/work.py)
 
 recorded as one ``budget ok limits`` event. **Results** (config
 ``results_query``): SQL returning the app's saved paid-step results, one
@@ -55,6 +57,7 @@ def _check_shape(spec: str, declared: Any) -> dict[str, Any]:
     return {"chains": {str(k): [[str(n), s] for n, s in layers] for k, layers in chains.items()},
             "step_blocked": blocked, "attempt_blocked": declared.get("attempt_blocked"), "heartbeat_stale": stale,
             "writes_name_attempt": bool(declared.get("writes_name_attempt")),
+            "queries_per_item": _per_item_budgets(spec, declared.get("queries_per_item")),
             **_retries(spec, declared.get("retries"))}
 
 
@@ -67,6 +70,17 @@ def _retries(spec: str, retries: Any) -> dict[str, Any]:
         raise ConfigError(f"limits = {spec!r}: retries must be {{'backoff': seconds >= 0, 'max_attempts': n >= 1}}, "
                           f"got {retries!r}", key="limits")
     return {"retries": {"backoff": float(retries["backoff"]), "max_attempts": int(retries["max_attempts"])}}
+
+
+def _per_item_budgets(spec: str, budgets: Any) -> dict[str, float] | None:
+    """``{table or "*": statements per item}`` as declared, checked; None when the app declares none."""
+    if budgets is None:
+        return None
+    if not isinstance(budgets, Mapping) or not all(
+            isinstance(k, str) and isinstance(b, (int, float)) and b >= 0 for k, b in budgets.items()):
+        raise ConfigError(f"limits = {spec!r}: queries_per_item must be {{table or '*': statements per item}}, "
+                          f"got {budgets!r}", key="limits")
+    return {str(k): float(b) for k, b in budgets.items()}
 
 
 def declared_limits(spec: str, time_scale: float, env: Mapping[str, str], root: Any = None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ JOBQUAKE = "jobquake"
 CATCHES = "catches"
 FIXTURE = "jq"
 # the jobquake marker's keyword arguments
-KWARGS = ("checks", "skip_checks", "settle", "options", "expect_paid_calls", "expect_jobs")
+KWARGS = ("checks", "skip_checks", "settle", "options", "expect_paid_calls", "expect_jobs", "replicas")
 EXPECTATIONS = {"expect_paid_calls": "paid_calls", "expect_jobs": "jobs"}
 
 
@@ -40,13 +40,14 @@ class ScenarioOptions:
     settle: bool | float = True
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     expect: Mapping[str, int] = field(default_factory=dict)
+    replicas: Mapping[str, int] = field(default_factory=dict)  # app process -> how many run in this test
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> "ScenarioOptions":
         expect = {EXPECTATIONS[k]: int(kwargs[k]) for k in EXPECTATIONS if kwargs.get(k) is not None}
         return cls(checks=tuple(kwargs.get("checks") or ()), skip_checks=tuple(kwargs.get("skip_checks") or ()),
                    settle=kwargs.get("settle", True), options=dict(kwargs.get("options") or {}),
-                   expect=expect)
+                   expect=expect, replicas=dict(kwargs.get("replicas") or {}))
 
     def checkers(self) -> list[Checker]:
         """The global invariants not skipped, then the ones asked for (by name or as functions)."""
@@ -72,6 +73,11 @@ def _kwarg_problems(kwargs: Mapping[str, Any]) -> list[str]:
         value = kwargs.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             found.append(f"jobquake({key}=...): expected a count >= 0, got {value!r}")
+    replicas = kwargs.get("replicas", {})
+    if not isinstance(replicas, Mapping) or not all(
+            isinstance(k, str) and isinstance(n, int) and not isinstance(n, bool) and n >= 1
+            for k, n in replicas.items()):
+        found.append(f"jobquake(replicas=...): expected {{process: count >= 1}}, got {replicas!r}")
     if not isinstance(kwargs.get("options", {}), Mapping):
         found.append(f"jobquake(options=...): expected {{checker: {{option: value}}}}, got {kwargs['options']!r}")
     return found

@@ -27,8 +27,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "jobquake(checks=..., skip_checks=..., settle=True, options=..., "
-                            "expect_paid_calls=None, expect_jobs=None): choose the invariants checked "
-                            "after this scenario (and declare one that makes no paid call / no job)")
+                            "expect_paid_calls=None, expect_jobs=None, replicas=None): choose the invariants "
+                            "checked after this scenario (and declare one that makes no paid call / no job; "
+                            "replicas={process: n} runs n of an app process for it)")
     config.addinivalue_line("markers", "catches(mutant, invariant): this scenario is written to catch "
                             "that mutant, failing that invariant (see `jobquake mutants`)")
     from harness.errors import ConfigError

@@ -4,6 +4,7 @@ Scenarios annotate it (``def test_x(jq: Run, ...)``). What a scenario uses:
 
 - ``jq.faults``: inject faults (one method per fault), healed before the verdict;
 - ``jq.record``: write what the app was asked and told (submissions, status events);
+- ``jq.streams``: the app's status streams, read as a client would (config's all-jobs stream always);
 - ``jq.settle()``: wait until nothing can still cause work (``SettleTimeout`` at the bound);
 - ``jq.expect(...)``: declare what the scenario makes, for the checkers;
 - ``jq.stack``, ``jq.paidapi``, ``jq.failpoints``, ``jq.proxy``, ``jq.workers``: controls,
@@ -40,6 +41,7 @@ from harness.pending.sources import Sources
 from harness.proxy.client import ProxyClient
 from harness.stack.stack import Stack
 from harness.stack.worker import WorkerPool
+from harness.streams import StatusStreams
 
 __all__ = ["Run", "artifacts_dir_for"]
 
@@ -99,6 +101,8 @@ class Run:
         self.sources = Sources(self)
         self.settler = Settler(self.sources.readers())
         self.settle_outcome: SettleOutcome | None = None  # the last settle's, for the verdict
+        self.streams = StatusStreams(self)
+        self.streams.all_jobs()  # what a dashboard is told, from before the scenario does anything
 
     @property
     def database_url(self) -> str:
@@ -170,5 +174,6 @@ class Run:
     def close(self) -> None:
         """Stop the settle's readers and close the job logs and the history (the session does, at teardown)."""
         self.sources.close()
+        self.streams.close()
         self.job_logs.close()
         self.history.close()

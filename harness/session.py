@@ -177,6 +177,8 @@ class JobquakeSession:
 
     def begin(self, node: pytest.Item, stack: Stack) -> Run:
         stack.reset()
+        marker = node.get_closest_marker("jobquake")
+        stack.scale(markers.ScenarioOptions.from_kwargs(marker.kwargs if marker else {}).replicas)
         self._run = Run(stack, self.settings, artifacts_dir_for(self.artifacts_root, node.nodeid), node.nodeid)
         return self._run
 

@@ -4,25 +4,23 @@
 one transaction and answers 202 with the job id; the work happens in a
 worker. ``GET /jobs/{id}`` is the truth (the database); ``GET
 /jobs/{id}/events`` and ``GET /events`` stream state changes as server-sent
-events, relayed from the Redis channel workers publish on after each
-commit. Database work runs in threads, off the event loop.
+events, relayed from the Redis channel workers publish on after each commit
+and caught up from the database (``sse``). Database work runs in threads,
+off the event loop.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import sys
-from typing import Any
 
 from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
 
-from refapp import budgets, jobstatus, logs, settings, submit
+from refapp import budgets, jobstatus, logs, settings, sse, submit
 from refapp.celery_app import TASK_SWEEP_OVERDUE, get_app
 from refapp.event_hub import EventHub
-from refapp.events import TERMINAL
 from refapp.mutants import mutant
 
 log = logging.getLogger("refapp.api")
@@ -31,7 +29,6 @@ HUB = web.AppKey("hub", EventHub)
 STREAMS = web.AppKey("streams", set)  # handler tasks of open event streams
 SAVES = web.AppKey("saves", set)  # saves under way (also those the request stopped waiting for)
 CONFIG = web.AppKey("config", settings.Settings)
-KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream, so proxies keep it open
 
 
 def make_app(config: settings.Settings) -> web.Application:
@@ -190,49 +187,16 @@ async def job_events(request: web.Request) -> web.StreamResponse:
 
 
 async def all_events(request: web.Request) -> web.StreamResponse:
-    """Server-sent events of every job."""
+    """Server-sent events of every job (``Last-Event-ID``: first every change since that moment)."""
     return await _stream(request, None)
 
 
 async def _stream(request: web.Request, job_id: str | None) -> web.StreamResponse:
-    hub = request.app[HUB]
-    queue = hub.subscribe()  # before the snapshot, so no change falls between the two
     request.app[STREAMS].add(asyncio.current_task())
     try:
-        snapshot = await asyncio.to_thread(jobstatus.describe, job_id) if job_id else None
-        if job_id and snapshot is None:
-            return _error(404, "no such job")
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                               "Cache-Control": "no-cache"})
-        await response.prepare(request)
-        if snapshot:
-            await _send(response, {"job_id": job_id, "state": snapshot["state"], "reason": snapshot["reason"],
-                                   "attempt": snapshot["attempt"], "snapshot": True})
-            if snapshot["state"] in TERMINAL:
-                return response
-        await _forward(response, queue, job_id)
-        return response
+        return await sse.serve(request, request.app[HUB], job_id)
     finally:
         request.app[STREAMS].discard(asyncio.current_task())
-        hub.unsubscribe(queue)
-
-
-async def _forward(response: web.StreamResponse, queue: asyncio.Queue, job_id: str | None) -> None:
-    while True:
-        try:
-            event = await asyncio.wait_for(queue.get(), KEEPALIVE)
-        except TimeoutError:
-            await response.write(b": keepalive\n\n")
-            continue
-        if job_id is not None and event.get("job_id") != job_id:
-            continue
-        await _send(response, event)
-        if job_id is not None and event.get("state") in TERMINAL:
-            return
-
-
-async def _send(response: web.StreamResponse, event: dict[str, Any]) -> None:
-    await response.write(f"event: job\ndata: {json.dumps(event)}\n\n".encode())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -95,6 +95,14 @@ BUDGETS: dict[str, Budget] = {
     "relay_retry": Budget(
         1, floor=0.05, reason="after a failed pass (broker or database down) the relay tries again this soon, "
                               "doubling up to 30 s"),
+    # -- status streams -------------------------------------------------------------
+    "stream_recheck": Budget(
+        10, floor=0.5, reason="an open status stream compares what it sent with the database this often: an "
+                              "event lost on the way (Redis away, a publisher killed after its commit) is "
+                              "late by at most this much, never missing"),
+    "stream_overlap": Budget(
+        30, floor=2.0, reason="a change is dated when its transaction began; catching up looks back this much "
+                              "further, so a change that committed late is not skipped"),
 }
 
 

@@ -75,6 +75,27 @@ MUTANTS: dict[str, str] = {
     # -- recovery within a bound, no capacity lost
     "abandoned-attempt-keeps-slot": "an SQS attempt abandoned at its cap keeps its consumer slot for good",
     "consumer-slot-lost-on-error": "a message whose handling raised never gives its consumer slot back",
+    # -- status streams over time
+    "stream-ends-on-requeue": "a job's status stream ends when its job goes back to the queue, as if it were over",
+    "stream-forwards-stale-event": "a status stream forwards an event older than a state it already sent",
+    "stream-trusts-events": "a status stream never catches up from the database: a lost event is never made up for",
+    "dashboard-reconciles-active-only": "the all-jobs stream catches up only on jobs still in progress, never a finish",
+    "all-events-ignores-last-event-id": "a dashboard that reconnects gets new events only, not the changes it missed",
+    # -- sweeps over several runs
+    "sweep-skips-failed-rows": "a sweep run leaves out the rows an earlier run failed on, for good",
+    "sweep-resumes-after-last-id": "a sweep run starts after the highest row the last finished run listed",
+    # -- two replicas of a singleton
+    "sweeper-rescues-without-recheck": "the sweeper locks a listed job by id and rescues it as listed, without judging it again",
+    "claim-read-then-write": "a claim reads the job, decides, then writes by id: two claims at once get one token",
+    # -- takeovers on every claim path
+    "takeover-keeps-token": "a claim of a stale running job keeps its attempt number: the old attempt still owns it",
+    "claim-judges-by-updated-at": "a claim judges a running job abandoned by when its row last changed, not its heartbeat",
+    # -- work per item
+    "import-category-query-per-row": "each CSV row's category is looked up with a query on the category table",
+    "import-dedupe-scans-ledger": "each CSV row is checked against the whole ledger for a duplicate before booking",
+    # -- one bad row in a loop over rows
+    "sweeper-no-per-job-isolation": "the abandoned-job sweeper's pass ends at the first job whose handling raises",
+    "relay-head-of-line": "the relay's pass ends at a row it cannot send: the oldest unsent row blocks every other",
 }
 
 

@@ -234,7 +234,13 @@ class Consumer:
         await self._release(receipt.handle, self._backoff())  # a failed attempt like any other
 
     async def _keep_alive(self, attempt: Attempt, receipt: _Receipt) -> None:
-        """Extend the message's visibility and the job's heartbeat while the attempt runs."""
+        """Extend the message's visibility and the job's heartbeat while the attempt runs.
+
+        Each on its own: a renewal the queue refuses (the message was delivered
+        again meanwhile, and its receipt is stale) must not keep the job's
+        heartbeat from telling the attempt it was declared dead, and a database
+        blip must not let the message go.
+        """
         window = sqs_queues.visibility_seconds()
         while True:
             await asyncio.sleep(window / 3)
@@ -245,9 +251,12 @@ class Consumer:
                         return
                     await asyncio.to_thread(sqs_queues.client().change_message_visibility, QueueUrl=self.url,
                                             ReceiptHandle=receipt.handle, VisibilityTimeout=window)
-                if mutant("sqs-heartbeat-message-only"):
-                    continue  # the wrong shape: the queue knows the attempt lives, the sweeper does not
-                # the job's heartbeat too: the sweeper reads it, not the queue
+            except Exception as exc:  # noqa: BLE001 - one missed renewal is survivable
+                log.warning("job %s: message renewal failed: %s", attempt.job_id, exc)
+            if mutant("sqs-heartbeat-message-only"):
+                continue  # the wrong shape: the queue knows the attempt lives, the sweeper does not
+            try:
+                # the job's heartbeat too: the sweeper and every claim read it, not the queue
                 if not await asyncio.to_thread(attempt.beat):
                     log.warning("job %s: attempt %s was declared dead", attempt.job_id, attempt.token)
                     return

@@ -51,6 +51,7 @@ jobs = sa.Table(
     sa.Column("finished_at", sa.DateTime(timezone=True)),
     *_timestamps(),
     sa.Index("jobs_state_heartbeat", "state", "heartbeat_at"),
+    sa.Index("jobs_updated", "updated_at"),  # the status streams catch up on jobs changed since a moment
 )
 
 # One row per document (or CSV row) of a job, with its outcome.
@@ -87,6 +88,8 @@ outbox = sa.Table(
     sa.Column("payload", sa.JSON, nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False, server_default=NOW),
     sa.Column("sent_at", sa.DateTime(timezone=True)),
+    sa.Column("failed_at", sa.DateTime(timezone=True)),  # set aside: no send of it can ever work
+    sa.Column("error", sa.Text),  # why, for whoever repairs it
     sa.Index("outbox_unsent", "id", postgresql_where=sa.text("sent_at IS NULL")),
 )
 
@@ -192,7 +195,7 @@ def create_schema(url: str) -> None:
         eng.dispose()
 
 
-_engines: dict[tuple[int, str], Engine] = {}
+_engines: dict[tuple[int, str, str], Engine] = {}
 _lock = threading.Lock()
 
 
@@ -221,10 +224,14 @@ def _keep_the_abort(context: sa.engine.ExceptionContext) -> None:
         raise abort
 
 
-def engine() -> Engine:
-    """This process's engine (one per pid: a forked Celery child never shares its parent's pool)."""
+def engine(pool: str = "main") -> Engine:
+    """This process's engine (one per pid: a forked Celery child never shares its parent's pool).
+
+    ``pool``: a separate pool for one kind of work (the API's status streams read through
+    ``"streams"``), so that work cannot hold the connections requests need, nor keep them warm.
+    """
     config = settings.get()
-    key = (os.getpid(), config.database_url)
+    key = (os.getpid(), config.database_url, pool)
     found = _engines.get(key)
     if found is not None:
         return found
@@ -237,7 +244,8 @@ def engine() -> Engine:
                 max_overflow=config.db_max_overflow, pool_timeout=timeout,
                 connect_args={"connect_timeout": 5},
             )
-            register_resource("db_engine", created)
+            if pool == "main":
+                register_resource("db_engine", created)
             event.listen(created, "handle_error", _keep_the_abort)
             # INFO (SQLAlchemy's default is WARN): a pre-ping that found the database gone
             # and the reconnect are then in the process's log, where a chaos run can see them

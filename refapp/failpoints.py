@@ -20,6 +20,7 @@ SUBMIT_AFTER_JOB_WRITE = "submit.after_job_write"
 RELAY_BETWEEN_SEND_AND_MARK = "relay.between_send_and_mark"
 
 # -- one attempt of a job (Celery task or SQS consumer thread) -----------------------
+TASK_CLAIM_READ = "task.claim_read"               # a delivery read the job's row, its claim not written yet
 TASK_CLAIMED = "task.claimed"                     # the attempt owns the job, nothing done yet
 TASK_ITEM = "task.item"                           # before each document / row
 TASK_BEFORE_PAID_CALL = "task.before_paid_call"   # before "already done?" and the paid call
@@ -39,8 +40,9 @@ CONSUMER_QUEUES_GONE = "consumer.queues_gone"     # a receive found no queue; be
 
 # -- abandoned-job sweeper -----------------------------------------------------------
 SWEEPER_TICK = "sweeper.tick"                     # start of each sweeper pass
-SWEEPER_LISTED = "sweeper.listed"                 # a job the pass listed, before it is locked and handled
+SWEEPER_HANDLING = "sweeper.handling"             # a listed job, before it is locked and judged again
 SWEEPER_BEFORE_RESEND = "sweeper.before_resend"   # a stale job is about to be sent again
+SWEEPER_RESENT = "sweeper.resent"                 # the sweeper's change committed, its status event not sent
 
 # every name above, for scenarios that sweep them all
 ALL: tuple[str, ...] = tuple(

@@ -10,12 +10,16 @@ import csv
 import datetime as dt
 from decimal import Decimal, InvalidOperation
 
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY, array
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.engine import Connection
 
 from refapp import reference
 from refapp.attempt import Attempt
 from refapp.batch import Item, ItemOutcome
-from refapp.db import engine, ledger_entries
+from refapp.db import categories, engine, ledger_entries
+from refapp.mutants import mutant
 
 HEADER = ("date", "amount", "description")
 
@@ -58,10 +62,32 @@ def process_row(attempt: Attempt, item: Item) -> ItemOutcome:
         booked_on, amount, description = parse_row(item.payload)
     except RowError as exc:
         return ItemOutcome.failed(f"error: row {item.idx + 1}: {exc}")
-    category = category_for(description, reference.categories())
+    # the cached category table: the wrong shape asks the database to match the keywords, row by row
+    category = (_category_by_query(description) if mutant("import-category-query-per-row")
+                else category_for(description, reference.categories()))
     with engine().begin() as conn:
         attempt.fence(conn)
+        if mutant("import-dedupe-scans-ledger") and _booked_already(conn, booked_on, amount, description):
+            return ItemOutcome.done(category)  # the wrong shape: one scan of the whole ledger per row
         conn.execute(pg_insert(ledger_entries).values(
             job_id=attempt.job_id, row_no=item.idx, booked_on=booked_on, amount=amount,
             description=description, category=category).on_conflict_do_nothing())
     return ItemOutcome.done(category)
+
+
+def _category_by_query(description: str) -> str:
+    """The category the database finds for the description's words (mutant import-category-query-per-row)."""
+    words = sorted(set(description.lower().split()))
+    with engine().connect() as conn:
+        found = conn.scalar(sa.select(categories.c.name)
+                            .where(sa.func.string_to_array(categories.c.keywords, " ").op("&&")(
+                                sa.cast(array(words or [""]), ARRAY(sa.Text))))
+                            .order_by(categories.c.name).limit(1))
+    return found or "other"
+
+
+def _booked_already(conn: Connection, booked_on: dt.date, amount: Decimal, description: str) -> bool:
+    """The same entry is in the ledger already, from any import (mutant import-dedupe-scans-ledger)."""
+    return conn.scalar(sa.select(sa.literal(True)).where(
+        ledger_entries.c.booked_on == booked_on, ledger_entries.c.amount == amount,
+        ledger_entries.c.description == description).limit(1)) is not None

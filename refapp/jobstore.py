@@ -24,7 +24,7 @@ from refapp.attempt import (
     AttemptAbandoned,
 )
 from refapp.db import NOW, engine, items, jobs, outbox
-from refapp.failpoints import TASK_AFTER_STATUS_EVENT, TASK_BEFORE_FINAL_WRITE, failpoint
+from refapp.failpoints import TASK_AFTER_STATUS_EVENT, TASK_BEFORE_FINAL_WRITE, TASK_CLAIM_READ, failpoint
 from refapp.mutants import mutant
 
 log = logging.getLogger(__name__)
@@ -73,12 +73,18 @@ def claim(job_id: str, route: str) -> tuple[Attempt | None, str]:
     (its attempt died). A job already finished, or running under a live
     attempt, is left alone: this delivery is a duplicate. A job that has
     used up its attempts goes to ``needs_human``.
+
+    The claim reads the row, then writes it only if it is still as read
+    (the attempt number it saw): two deliveries of one job at once (two
+    consumers, two workers) would otherwise both claim it under the same
+    token, and fencing could not tell the two attempts apart.
     """
-    stale = older_than(jobs.c.heartbeat_at, budgets.scaled("heartbeat_stale"))
+    stale_after = budgets.scaled("heartbeat_stale")
+    stale = older_than(jobs.c.heartbeat_at, stale_after)
     conn = engine().connect()
     try:
         with conn.begin():
-            row, why, event = _claim_in(conn, job_id, stale)
+            row, why, event = _claim_in(conn, job_id, route, stale, stale_after)
     except BaseException:
         conn.close()
         raise
@@ -94,10 +100,14 @@ def claim(job_id: str, route: str) -> tuple[Attempt | None, str]:
     return Attempt(job_id=job_id, token=row.attempt, route=route), "claimed"
 
 
-def _claim_in(conn: Connection, job_id: str,
-              stale: sa.ColumnElement[bool]) -> tuple[sa.Row | None, str, dict[str, Any] | None]:
+def _claim_in(conn: Connection, job_id: str, route: str, stale: sa.ColumnElement[bool],
+              stale_after: float) -> tuple[sa.Row | None, str, dict[str, Any] | None]:
     """Inside the claim's transaction: (the claimed row, "claimed", None) or (None, why not, event to send)."""
-    row = _take(conn, job_id, sa.or_(jobs.c.state == QUEUED, sa.and_(jobs.c.state == RUNNING, stale)))
+    seen = conn.execute(sa.select(jobs.c.state, jobs.c.attempt, stale.label("stale"),
+                                  older_than(jobs.c.updated_at, stale_after).label("idle"))
+                        .where(jobs.c.id == job_id)).first()
+    failpoint(TASK_CLAIM_READ, job_id=job_id, route=route)
+    row = None if seen is None else _claim_as_read(conn, job_id, seen, stale)
     if row is None and mutant("consumer-not-idempotent"):
         row = _take(conn, job_id, sa.true())  # the wrong shape: nobody asks whether it is done or in hand
     elif row is None and mutant("claim-steals-live-job"):
@@ -114,13 +124,38 @@ def _claim_in(conn: Connection, job_id: str,
     return None, why, event
 
 
-def _take(conn: Connection, job_id: str, takeable: sa.ColumnElement[bool]) -> sa.Row | None:
+def _claim_as_read(conn: Connection, job_id: str, seen: sa.Row, stale: sa.ColumnElement[bool]) -> sa.Row | None:
+    """Claim the job if it is takeable and still as ``seen`` read it; the new attempt's row, or None."""
+    if seen.state == QUEUED or (seen.state == RUNNING and seen.stale):
+        still = sa.or_(jobs.c.state == QUEUED, stale)  # and not beating again meanwhile
+    elif seen.state == RUNNING and seen.idle and mutant("claim-judges-by-updated-at"):
+        # the wrong shape: "abandoned" read from when the row last changed, not from its heartbeat
+        still = older_than(jobs.c.updated_at, budgets.scaled("heartbeat_stale"))
+    else:
+        return None
+    # a stale running job changes hands: the new attempt needs a token of its own (the wrong shape keeps
+    # the old one, so the stale attempt, should it wake, still owns the job alongside the new one)
+    keep_token = seen.state == RUNNING and mutant("takeover-keeps-token")
+    as_read = sa.and_(jobs.c.attempt == seen.attempt, jobs.c.state == seen.state, still)
+    row = _take(conn, job_id, as_read, keep_token=keep_token)
+    if row is None and seen.attempt < settings.get().max_attempts and mutant("claim-read-then-write"):
+        # the wrong shape: decided on the read, written by id, numbered from the read: a claim that came
+        # in between is overwritten, and both attempts hold the same token
+        row = conn.execute(sa.update(jobs).where(jobs.c.id == job_id)
+                           .values(state=RUNNING, attempt=seen.attempt + 1, heartbeat_at=NOW, updated_at=NOW,
+                                   started_at=sa.func.coalesce(jobs.c.started_at, NOW))
+                           .returning(jobs.c.attempt, jobs.c.reason)).first()
+    return row
+
+
+def _take(conn: Connection, job_id: str, takeable: sa.ColumnElement[bool], *,
+          keep_token: bool = False) -> sa.Row | None:
     """Start the job's next attempt if it is ``takeable`` and has attempts left: (attempt, reason)."""
     return conn.execute(
         sa.update(jobs)
         .where(jobs.c.id == job_id, takeable, jobs.c.attempt < settings.get().max_attempts)
-        .values(state=RUNNING, attempt=jobs.c.attempt + 1, heartbeat_at=NOW, updated_at=NOW,
-                started_at=sa.func.coalesce(jobs.c.started_at, NOW))
+        .values(state=RUNNING, attempt=jobs.c.attempt if keep_token else jobs.c.attempt + 1, heartbeat_at=NOW,
+                updated_at=NOW, started_at=sa.func.coalesce(jobs.c.started_at, NOW))
         .returning(jobs.c.attempt, jobs.c.reason)
     ).first()
 

@@ -14,6 +14,19 @@ from refapp.budgets import scaled, task_limits
 from refapp.worker import worker_argv
 
 
+# Statements per item of a batch, per table, that refapp's own work takes (measured on a 40-item batch,
+# about half of each): a table not named here is read per item only through a cache, if at all.
+QUERIES_PER_ITEM: dict[str, float] = {
+    "*": 0.5,
+    "jobs": 10,  # each item's fence (before paying, before saving) and its progress counters
+    "items": 5,  # each item's outcome, and the counters' count of done and failed items
+    "step_results": 4,  # "already done?" before paying, the save, and its read back
+    "ledger_entries": 1.5,  # one booking per CSV row
+    "outbox": 1,  # one message per job, whatever its size
+    "reference_versions": 1,  # the category cache's version, looked at most once per reference_recheck
+}
+
+
 def _flag(argv: list[str], name: str) -> float | None:
     """The value of a ``--name value`` flag in a command line, None when absent."""
     return float(argv[argv.index(name) + 1]) if name in argv else None
@@ -43,7 +56,8 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
     that names none is the sweeper's, a claim's or the API's; ``retries``:
     an attempt that gave its job back (the SQS path) is followed by the next
     one no sooner than ``sqs_retry_backoff``, and a job is given up after
-    ``max_attempts`` attempts.
+    ``max_attempts`` attempts; ``queries_per_item`` the statements per item
+    of a batch each table may take (``QUERIES_PER_ITEM``).
     """
     config = settings.load(os.environ if env is None else env)
     if time_scale is not None:
@@ -69,4 +83,5 @@ def layered_limits(time_scale: float | None = None, env: dict[str, str] | None =
         deadline = model_client.model_deadline()  # one call per step and attempt, each within it
         return {"chains": chains, "step_blocked": deadline * config.max_attempts, "attempt_blocked": deadline,
                 "heartbeat_stale": scaled("heartbeat_stale"), "writes_name_attempt": True,
-                "retries": {"backoff": float(round(scaled("sqs_retry_backoff"))), "max_attempts": config.max_attempts}}
+                "retries": {"backoff": float(round(scaled("sqs_retry_backoff"))), "max_attempts": config.max_attempts},
+                "queries_per_item": dict(QUERIES_PER_ITEM)}

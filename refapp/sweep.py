@@ -142,9 +142,33 @@ def _start_run() -> tuple[int, list[int]]:
             sa.select(invoices.c.id)
             .where(invoices.c.status == "open", invoices.c.due_on < sa.func.current_date())
             .order_by(invoices.c.id)))
+        eligible = _narrowed(conn, eligible)
         run_id = conn.scalar(sa.insert(sweep_runs).values(
             task=TASK, eligible=len(eligible), eligible_ids=eligible).returning(sweep_runs.c.id))
     return int(run_id), eligible
+
+
+def _narrowed(conn: Connection, eligible: list[int]) -> list[int]:
+    """The wrong shapes' narrower runs: each run is every open, past-due invoice, whatever earlier runs did.
+
+    A row an earlier run failed on may have failed for a passing reason (its
+    lock held by someone editing it): the next run must try it again. And a
+    run must not start where the last one stopped: a row below that point
+    can be past due now (it failed then, or its due date was moved).
+    """
+    if not eligible:
+        return eligible
+    earlier = conn.execute(sa.select(sweep_runs.c.state, sweep_runs.c.eligible_ids, sweep_runs.c.failed_ids)
+                           .where(sweep_runs.c.task == TASK).order_by(sweep_runs.c.id)).all()
+    failed_before = {row_id for run in earlier for row_id in run.failed_ids}
+    if failed_before & set(eligible) and mutant("sweep-skips-failed-rows"):
+        # the wrong shape: "a row that failed is poison; leave it for a person"
+        eligible = [row_id for row_id in eligible if row_id not in failed_before]
+    done = [max(run.eligible_ids) for run in earlier if run.state == "done" and run.eligible_ids]
+    if done and eligible and eligible[0] <= done[-1] and mutant("sweep-resumes-after-last-id"):
+        # the wrong shape: "the last run got as far as this id; start after it"
+        eligible = [row_id for row_id in eligible if row_id > done[-1]]
+    return eligible
 
 
 def _end_run(run_id: int, state: str, tally: Tally, reason: str | None) -> None:

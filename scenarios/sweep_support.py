@@ -68,6 +68,16 @@ def wait_for_sweep_run(refapp: RefApp, *, start_within: float, end_within: float
     return sweep_runs(refapp)[0]
 
 
+def wait_for_sweep_runs(refapp: RefApp, count: int, *, end_within: float) -> list[dict[str, Any]]:
+    """The scenario's sweep runs once ``count`` of them have ended (or ``end_within`` seconds on)."""
+    try:
+        wait_until(lambda: len([r for r in sweep_runs(refapp) if r["state"] != "running"]) >= count,
+                   timeout=end_within, interval=0.05, what=f"{count} sweep run(s) to end")
+    except WaitTimeout:
+        pass  # a run that never ends is judged as it is
+    return sweep_runs(refapp)
+
+
 def record_sweeps(jq: Run, refapp: RefApp) -> list[dict[str, Any]]:
     """Record every sweep run as a ``sweep`` event for ``sweep_complete``; the events' data."""
     reports = []
@@ -100,7 +110,7 @@ def _report(run: dict[str, Any], marked: set[int]) -> dict[str, Any]:
     return {"run_id": run["id"], "state": run["state"], "reason": run["reason"],
             "eligible": eligible, "processed": [row for row in eligible if row in marked],
             "failed": failed, "summary": {"processed": run["processed"], "failed": run["failed"]},
-            "unreached": unreached}
+            "unreached": unreached, "started": run["started_at"].timestamp()}
 
 
 # -- the worker logs: the warning an on-call person alerts on --------------------------

@@ -27,7 +27,7 @@ from __future__ import annotations
 import pytest
 
 from harness import Run, wait_until
-from refapp.failpoints import HEARTBEAT_WRITTEN, SWEEPER_LISTED, SWEEPER_TICK, TASK_ITEM
+from refapp.failpoints import HEARTBEAT_WRITTEN, SWEEPER_HANDLING, SWEEPER_TICK, TASK_ITEM
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
 from scenarios.refapp_client import RefApp
@@ -52,7 +52,7 @@ def test_a_job_that_finished_after_the_sweeper_listed_it_is_left_alone(jq: Run, 
     parked = jq.faults.failpoint(TASK_ITEM, "hang", once=True, match={"job_id": job_id, "item": 1})
     jq.faults.failpoint(HEARTBEAT_WRITTEN, "raise", match={"job_id": job_id},
                         exception="sqlalchemy.exc.OperationalError")
-    listed = jq.faults.failpoint(SWEEPER_LISTED, "hang", once=True, match={"job_id": job_id})
+    listed = jq.faults.failpoint(SWEEPER_HANDLING, "hang", once=True, match={"job_id": job_id})
     assert refapp.submit(DOCUMENTS, project="p-late-sweeper", file="scan.pdf") == job_id
 
     parked.wait(timeout=MARGIN)  # attempt 1 is alive, and its heartbeat stops moving

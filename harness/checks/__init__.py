@@ -58,6 +58,9 @@ from harness.checks.timeouts import timeout_labelled
 from harness.checks.uploads import no_upload_billed_twice
 from harness.checks.upload_jobs import each_upload_its_own_job
 from harness.checks.writer_attempt import writes_by_current_attempt
+from harness.checks.streams import streams_agree_with_db
+from harness.checks.sweep_coverage import sweeps_cover_predicate
+from harness.checks.work import work_per_item
 from harness.evidence import JobRow, Snapshot
 
 __all__ = [
@@ -80,4 +83,7 @@ __all__ = [
     "refused_submission_leaves_nothing",
     "retries_keep_spacing_and_budget",
     "recovers_within_bound",
+    "streams_agree_with_db",
+    "sweeps_cover_predicate",
+    "work_per_item",
 ]

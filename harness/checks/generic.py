@@ -22,7 +22,7 @@ from harness.checks.retries import RETRIED, retries_keep_spacing_and_budget
 from harness.checks.terminal_final import FINAL_STATES, terminal_is_final
 from harness.checks.end_to_end import STEP_BOUND, end_to_end_deadline
 from harness.checks.live_attempts import HEARTBEATS, STALE_AFTER, no_live_attempt_taken
-from harness.checks.needs import PAID_CALLS, Missing, Need
+from harness.checks.needs import JOBS, PAID_CALLS, STATE_CHANGES, Missing, Need
 from harness.checks.nesting import LIMIT_CHAINS, limits_nest
 from harness.checks.provenance import SAVED_RESULTS, results_have_provenance
 from harness.checks.reasons import QUOTED_ATTEMPTS, reasons_match_evidence
@@ -33,6 +33,9 @@ from harness.evidence import Snapshot
 from harness.checks.writer_attempt import WRITERS, writes_by_current_attempt
 from harness.checks.interference import CONTROL_STATE, no_interference
 from harness.checks.upload_jobs import UPLOADS, each_upload_its_own_job
+from harness.checks.streams import STREAMS, streams_agree_with_db
+from harness.checks.sweep_coverage import SWEEP_PREDICATE, SWEEP_RUNS, sweeps_cover_predicate
+from harness.checks.work import ITEM_BUDGETS, WORK_SAMPLES, work_per_item
 from harness.history import vocabulary as v
 from harness.history.history import History
 
@@ -60,6 +63,9 @@ WHERE_EVIDENCE: tuple[tuple[Checker, tuple[Need, ...]], ...] = (
     (refused_submission_leaves_nothing, (REFUSALS,)),
     (retries_keep_spacing_and_budget, (RETRIED,)),
     (recovers_within_bound, (BOUNDS,)),
+    (streams_agree_with_db, (STREAMS, STATE_CHANGES, JOBS)),
+    (sweeps_cover_predicate, (SWEEP_PREDICATE, SWEEP_RUNS)),
+    (work_per_item, (WORK_SAMPLES, ITEM_BUDGETS)),
 )
 GENERIC_INVARIANTS: tuple[Checker, ...] = tuple(checker for checker, _ in WHERE_EVIDENCE)
 

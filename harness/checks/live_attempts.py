@@ -49,6 +49,13 @@ infrastructure service paused, a network fault off the paid API's path)
 was in force during the threshold before ``T``: the silence may be the
 fault's, not the attempt's.
 
+**Takeovers that keep the token** (every claim path, also one that never
+raises the attempt number): where the heartbeat log names the process of
+each beat, one attempt number beating from a second process is a change of
+hands the state log cannot show (``harness.checks.kept_tokens``). It is
+invalid when the taken attempt beat again afterwards (both own the job)
+or its last beat before was fresh.
+
 A takeover of an attempt that never beat is not judged. Attempts that beat
 and kept their jobs to the end are the evidence of a run with no takeover
 (valid); without heartbeats or a declared threshold the invariant is not
@@ -60,8 +67,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from harness.checks.end_to_end import declared_limits
+from harness.checks.kept_tokens import judge_kept_token, kept_token_takeovers, log_order
 from harness.checks.landed import windows
-from harness.checks.liveness_faults import cuts_off, hits_owner, in_force
+from harness.checks.liveness_faults import cuts_off, fired_pids, hits_owner, in_force
 from harness.checks.needs import Missing, Need, read_count
 from harness.checks.paid_calls import calls_by_job
 from harness.checks.result import Result, invalid_result, unknown_result, valid_result
@@ -115,14 +123,10 @@ class Takeover:
     change: Event
 
 
-def _order(event: Event) -> tuple[Any, ...]:
-    return (event.data.get("log_id") is None, event.data.get("log_id") or 0, event.t)
-
-
 def _job_takeovers(events: list[Event], terminal: set[str], names_writers: bool) -> list[Takeover]:
     found: list[Takeover] = []
     initial, owner = None, None
-    for change in sorted(events, key=_order):
+    for change in sorted(events, key=log_order):
         state, attempt, writer = change.data.get("state"), change.data.get("attempt"), change.data.get(WRITER)
         if state is None:
             continue
@@ -205,7 +209,7 @@ def _judge(history: History, takeover: Takeover, stale: float, faults: list[Wind
     latest = max(beats, key=lambda b: b.data["beat_t"])
     last = latest.data["beat_t"]
     owner_pids = _owner_pids(history, takeover.job_id, takeover.attempt, calls)
-    if any(hits_owner(w, owner_pids) and in_force(w, last, t) for w in faults):
+    if any(hits_owner(w, owner_pids, fired_pids(history, w)) and in_force(w, last, t) for w in faults):
         return "excused"
     age = t - last
     base = {"job_id": takeover.job_id, "attempt": takeover.attempt, "taken": takeover.how,
@@ -248,12 +252,15 @@ def no_live_attempt_taken(history: History, snapshot: Snapshot | None) -> Result
     terminal = snapshot.terminal_states if snapshot is not None else DEFAULT_TERMINAL_STATES
     faults, by_job = windows(history), calls_by_job(history)
     violations, verdicts = [], {"excused": 0, "dead": 0}
-    for takeover in takeovers(history, terminal):
-        verdict = _judge(history, takeover, stale, faults, list(by_job.get(takeover.job_id, ())))
+    judged_each = [_judge(history, takeover, stale, faults, list(by_job.get(takeover.job_id, ())))
+                   for takeover in takeovers(history, terminal)]
+    judged_each += [judge_kept_token(history, taken, stale, faults) for taken in kept_token_takeovers(history)]
+    for verdict in judged_each:
         if isinstance(verdict, dict):
             violations.append(verdict)
         elif verdict is not None:
             verdicts[verdict] += 1
+    violations.sort(key=lambda f: f["at"])
     if violations:
         return invalid_result(NAME, f"{len(violations)} job(s) taken from a live attempt; first: "
                               f"{_sentence(violations[0])}", violations, stale_after=stale)

@@ -7,7 +7,10 @@ Two kinds of excuse, read from the fault windows of the history
   the attempt (its pid, from the ledger's ``caller_pid``, in the fault's
   process tree), or may have (the attempt made no paid call, or the fault
   lists a worker's main pid alone). Such an attempt was dead or frozen,
-  whatever its heartbeat said.
+  whatever its heartbeat said. A failpoint that kills the process reaching
+  it killed the processes that fired it (``fired``: their pids, from the
+  failpoint's triggers), not an attempt elsewhere (a relay killed between
+  its send and its mark excuses no worker's attempt).
 * ``cuts_off``: the fault may keep a live attempt from beating: anything
   acting on the database, the broker or other infrastructure, a failpoint,
   an emptied pool, a network fault off the paid API's path, and every
@@ -18,6 +21,8 @@ Two kinds of excuse, read from the fault windows of the history
 from __future__ import annotations
 
 from harness.checks.landed import PAIDAPI_PROXY, Window
+from harness.history import vocabulary as v
+from harness.history.history import History
 
 PROCESS_FAULTS = ("kill_worker", "pause_service", "stop_service")
 HARMLESS_FAULTS = ("paidapi_mode", "poison_row", "duplicate_submission")  # nothing of an attempt's link to its store
@@ -30,10 +35,24 @@ def _pids(window: Window) -> set[int]:
     return {int(p) for p in tree}
 
 
-def hits_owner(window: Window, owner_pids: set[int]) -> bool:
-    """The fault killed, stopped or froze the owner's process, or may have (the evidence cannot tell)."""
+def fired_pids(history: History, window: Window) -> set[int] | None:
+    """The processes that fired a killing failpoint while it was armed (None: not one, or its kill takes a
+    whole process group, which may hold the owner whoever fired it)."""
+    if window.fault != "failpoint" or window.params.get("action") != "kill" or window.params.get("group"):
+        return None
+    end = float("inf") if window.healed_at is None else window.healed_at
+    return {int(e.data["pid"]) for e in history.by_source(v.FAILPOINT, name=str(window.params.get("at")))
+            if e.data.get("pid") is not None and window.invoked_at <= e.t <= end}
+
+
+def hits_owner(window: Window, owner_pids: set[int], fired: set[int] | None = None) -> bool:
+    """The fault killed, stopped or froze the owner's process, or may have (the evidence cannot tell).
+
+    ``fired``: for a killing failpoint, the pids that fired it (``fired_pids``)."""
     if window.fault == "failpoint":
-        return window.params.get("action") == "kill"
+        if window.params.get("action") != "kill":
+            return False
+        return fired is None or not owner_pids or bool(fired & owner_pids)
     if window.fault not in PROCESS_FAULTS or window.details.get("role") == "infrastructure":
         return False
     pids = _pids(window)

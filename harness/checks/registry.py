@@ -37,6 +37,9 @@ from harness.checks.connections import connections_returned
 from harness.checks.recovery import recovers_within_bound
 from harness.checks.refused import refused_submission_leaves_nothing
 from harness.checks.retries import retries_keep_spacing_and_budget
+from harness.checks.streams import streams_agree_with_db
+from harness.checks.sweep_coverage import sweeps_cover_predicate
+from harness.checks.work import work_per_item
 
 GLOBAL_INVARIANTS: tuple[Checker, ...] = (every_job_terminal, no_double_billing, no_lost_submission)
 
@@ -69,6 +72,9 @@ ALL_CHECKERS: tuple[Checker, ...] = (
     refused_submission_leaves_nothing,
     retries_keep_spacing_and_budget,
     recovers_within_bound,
+    streams_agree_with_db,
+    sweeps_cover_predicate,
+    work_per_item,
 )
 
 CHECKERS: dict[str, Checker] = {checker_name(c): c for c in ALL_CHECKERS}

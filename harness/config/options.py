@@ -140,6 +140,18 @@ OPTIONS += (
            "task limits, tasks, beat_schedule, scale_retry_delays; see harness/instrument/celery_settings.py)",
            scalar=False),
 )
+
+# Evidence of the app's status streams and sweeps (harness/streams, harness/evidence/collect.py).
+OPTIONS += (
+    Option("status_stream", str, "",
+           "URL template of the app's all-jobs status stream (SSE), e.g. '{api_url}/events': read during "
+           "every test"),
+    Option("job_status_stream", str, "",
+           "URL template of one job's status stream (SSE), e.g. '{api_url}/jobs/{job_id}/events' "
+           "(jq.streams.job(job_id))"),
+    Option("sweep_predicate", str, "",
+           "SQL returning the ids of the rows the app's sweep must handle now (its own predicate)"),
+)
 BY_KEY = {opt.key: opt for opt in OPTIONS}
 
 # Environment variables read directly where they act (not config keys): the tmpfs of throwaway data

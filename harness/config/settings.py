@@ -73,6 +73,9 @@ class Config:
     paid_hosts: dict[str, str]
     scale_paid_call_timeouts: tuple[float, ...]
     celery: dict[str, Any]
+    status_stream: str
+    job_status_stream: str
+    sweep_predicate: str
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     root: Path = Path(".")
     # keys of OPTIONS that have no field above yet: still readable as attributes

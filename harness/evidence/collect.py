@@ -38,6 +38,7 @@ from harness.evidence.connections import (DEFAULT_GRACE_S, HeldCheckout, IdleSes
                                           checkouts_out, idle_in_transaction, outlasting, pools_used)
 from harness.evidence.derive import attempt_deaths
 from harness.evidence.events import events_from_attempt_deaths, events_from_hard_limit_kills
+from harness.evidence.sweep_rows import predicate_rows
 from harness.evidence.worker_logs import hard_limit_kills as kills_in_log, tasks_received
 from harness.history import vocabulary as v
 from harness.history.clock import WALL_CLOCK, wall_to_monotonic
@@ -63,6 +64,7 @@ class Run(Protocol):
     artifacts: Path
     opened: float
     settle_outcome: Any  # harness.pending.SettleOutcome | None: the last settle's
+    streams: Any  # harness.streams.StatusStreams: finished after the snapshot
 
     @property
     def database_dsn(self) -> str: ...
@@ -177,8 +179,20 @@ def held_connections(run: Run, grace: float = DEFAULT_GRACE_S) -> None:
         run.history.record(v.CONNECTION, "fail", v.IDLE_IN_TRANSACTION, data=asdict(session))
 
 
+def sweep_predicate(run: Run) -> None:
+    """The rows the app's sweep must still handle, by its own predicate (config ``sweep_predicate``), once
+    the scenario's sweep runs were recorded: what ``sweeps_cover_predicate`` compares them with."""
+    query = run.config.sweep_predicate
+    if query and run.history.events().by_source(v.SWEEP, name=v.SWEEP):
+        rows = predicate_rows(run.database_dsn, query)
+        run.history.record(v.SWEEP, "ok", v.PREDICATE, data={
+            "rows": [row for row, _ in rows], "changed": {row: at for row, at in rows if at is not None},
+            "query": query})
+
+
 SOURCES: list[Source] = [paid_calls, failpoint_triggers, instrumentation, job_logs, hard_limit_kills,
-                         wall_clock_steps, app_limits, saved_results, held_connections, control_state]
+                         wall_clock_steps, app_limits, saved_results, sweep_predicate, held_connections,
+                         control_state]
 
 
 def final_snapshot(run: Run) -> Snapshot:
@@ -194,6 +208,7 @@ def collect(run: Run) -> tuple[History, Snapshot]:
     for source in SOURCES:
         source(run)
     snapshot = final_snapshot(run)
+    run.streams.finish(run.history.events(), snapshot)  # what the status streams told, given time to catch up
     return run.history.events(), snapshot
 
 

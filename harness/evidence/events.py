@@ -38,6 +38,8 @@ def events_from_state_log(changes: Iterable[StateChange]) -> list[Event]:
                                 **_committed(change)}
         if change.writer_attempt is not None:  # the app (or the instrumentation) said which attempt wrote
             data["writer_attempt"] = change.writer_attempt
+        if change.writer is not None:  # which process wrote (its session's application_name)
+            data["writer"] = change.writer
         if change.deleted:
             name = v.DELETED
         else:
@@ -50,7 +52,8 @@ def events_from_state_log(changes: Iterable[StateChange]) -> list[Event]:
 def events_from_heartbeats(beats: Iterable[Beat]) -> list[Event]:
     """``heartbeat ok beat`` per logged beat, dated by its statement; ``beat_t`` is the column's value."""
     return [Event(UNINDEXED, b.t, b.wall, v.HEARTBEAT, OK, v.BEAT, b.job_id, b.attempt,
-                  {"attempt": b.attempt, "beat_at": b.beat_wall, "beat_t": b.beat_t, "log_id": b.log_id})
+                  {"attempt": b.attempt, "beat_at": b.beat_wall, "beat_t": b.beat_t, "log_id": b.log_id,
+                   **({"writer": b.writer} if b.writer is not None else {})})
             for b in beats]
 
 

@@ -34,12 +34,13 @@ class Beat:
     beat_wall: float  # the same, as the database dated it
     t: float  # statement time, monotonic
     wall: float  # statement time, as the database dated it
+    writer: str | None = None  # the writing session's application_name: which process beat
 
 
 def _select_sql(cfg: StateLogConfig) -> str:
     return sql.SQL(
-        "SELECT id, job_id, attempt, extract(epoch FROM beat_at)::float8, extract(epoch FROM changed_at)::float8 "
-        "FROM {beats} WHERE id > {since} ORDER BY id").format(
+        "SELECT id, job_id, attempt, extract(epoch FROM beat_at)::float8, extract(epoch FROM changed_at)::float8, "
+        "nullif(writer, '') FROM {beats} WHERE id > {since} ORDER BY id").format(
         beats=cfg.qualified(cfg.heartbeat_log_table), since=sql.Placeholder("since")).as_string(None)
 
 
@@ -48,5 +49,5 @@ def read_heartbeats(conn: Any, cfg: StateLogConfig, since_id: int = 0) -> list[B
     rows = fetch_rows(conn, _select_sql(cfg), {"since": since_id})
     to_monotonic = wall_to_monotonic()
     return [Beat(log_id=log_id, job_id=job_id, attempt=attempt, beat_t=to_monotonic(beat), beat_wall=beat,
-                 t=to_monotonic(changed), wall=changed)
-            for log_id, job_id, attempt, beat, changed in rows]
+                 t=to_monotonic(changed), wall=changed, writer=writer)
+            for log_id, job_id, attempt, beat, changed, writer in rows]

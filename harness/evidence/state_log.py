@@ -24,7 +24,10 @@ such. For an app that does not, the instrumentation names the running task
 run in the session setting ``jobquake.run`` (Django's connections do); a
 write of such a run that raises the row's attempt is that run's claim,
 remembered in ``jobquake_run_attempt``, and the run's later writes to the
-job are logged as that attempt's.
+job are logged as that attempt's. Which process made it: both logs keep the
+session's ``application_name`` as ``writer`` (the instrumentation names each
+app process's connections ``jobquake:<process>:<pid>``), so two processes
+writing under one attempt number show as two writers.
 
 Heartbeats: where config names the job table's heartbeat column
 (``job_heartbeat_column``, a timestamp), the same trigger copies every
@@ -123,6 +126,8 @@ CREATE TABLE IF NOT EXISTS {log} (
     writer_attempt integer  -- the attempt that made the write, from the session setting jobquake.attempt
 );
 ALTER TABLE {log} ADD COLUMN IF NOT EXISTS writer_attempt integer;
+-- which process wrote: the session's application_name (the instrumentation names each app process's)
+ALTER TABLE {log} ADD COLUMN IF NOT EXISTS writer text DEFAULT current_setting('application_name', true);
 CREATE TABLE IF NOT EXISTS {beats} (
     id bigserial PRIMARY KEY,
     job_id text NOT NULL,
@@ -130,6 +135,7 @@ CREATE TABLE IF NOT EXISTS {beats} (
     beat_at timestamptz NOT NULL,                               -- the heartbeat column's new value
     changed_at timestamptz NOT NULL DEFAULT clock_timestamp()   -- statement time
 );
+ALTER TABLE {beats} ADD COLUMN IF NOT EXISTS writer text DEFAULT current_setting('application_name', true);
 CREATE TABLE IF NOT EXISTS {runs} (
     run text NOT NULL,        -- a task run, as the instrumentation names it in the session setting jobquake.run
     job_id text NOT NULL,
@@ -217,7 +223,7 @@ _COMMITTED = ("CASE WHEN current_setting('track_commit_timestamp') = 'on'"
 def _select_sql(cfg: StateLogConfig) -> str:
     return sql.SQL(
         "SELECT id, job_id, state, reason, attempt, op, extract(epoch FROM changed_at)::float8, txid, "
-        "writer_attempt, "
+        "writer_attempt, nullif(writer, ''), "
         + _COMMITTED + " FROM {log} WHERE id > {since} ORDER BY id").format(
         log=cfg.qualified(cfg.log_table), since=sql.Placeholder("since")).as_string(None)
 
@@ -243,6 +249,7 @@ class StateChange:
     reason: str | None = None
     attempt: int | None = None
     writer_attempt: int | None = None  # the attempt the writing transaction said it was (jobquake.attempt)
+    writer: str | None = None  # the writing session's application_name: which process wrote
     committed_at: float | None = None  # commit time (wall), when the server tracks it
     committed_t: float | None = None  # the same, monotonic
 
@@ -261,11 +268,11 @@ def read_state_log(conn: Any, since_id: int = 0, cfg: StateLogConfig | None = No
     rows = fetch_rows(conn, _select_sql(cfg or StateLogConfig()), {"since": since_id})
     to_monotonic = wall_to_monotonic()
     changes = []
-    for log_id, job_id, state, reason, attempt, op, epoch, txid, writer, committed in rows:
+    for log_id, job_id, state, reason, attempt, op, epoch, txid, writer_attempt, writer, committed in rows:
         kept = {} if op == "DELETE" else {"state": state, "reason": reason, "attempt": attempt}
         changes.append(StateChange(
             log_id=log_id, job_id=job_id, op=op, t=to_monotonic(epoch), wall=epoch, txid=txid,
-            writer_attempt=writer, committed_at=committed,
+            writer_attempt=writer_attempt, writer=writer, committed_at=committed,
             committed_t=None if committed is None else to_monotonic(committed), **kept))
     return changes
 

@@ -10,7 +10,7 @@ submit     invoke submit               {project, file}
            ok     submit               {status, job_id}            2xx: the job was accepted
            fail   submit               {status}                    refused (4xx/5xx)
            info   submit               {error}                     the HTTP answer was lost
-job        ok     state                {state, reason, attempt, log_id, txid}
+job        ok     state                {state, reason, attempt, log_id, txid, writer}
                                         every state change, from the DB state log trigger
            ok     deleted              {log_id, txid}              the job row was deleted
            ok     attempt_dead         {attempt, by}               sweeper / visibility / fencing
@@ -28,21 +28,30 @@ fault      invoke inject / heal        {fault, params}
            ok     inject / heal        {fault, params}
 worker     ok     start / ready /      {worker, pid, signal}
                   killed / exited
-event      ok     status               {state}                     a status event the app sent
-                                        to users (e.g. over SSE)
+event      ok     status               {state, stream, event_id}   a status event the app sent
+                                        to users (e.g. over SSE); ``stream``: which of the
+                                        harness's stream readers got it
+           ok     stream_opened        {stream, url, job_id, reconnect}  a status stream connected
+           info   stream_closed        {stream, by, error, told_terminal}  it ended (by the server,
+                                        or an error) or the harness stopped reading it
 sweep      ok     sweep                {run_id, eligible, processed, failed,
-                                        summary: {processed, failed}, state}
+                                        summary: {processed, failed}, state, started}
+           ok     predicate            {rows, changed, query}      the rows the sweep's own
+                                        predicate (config sweep_predicate) selects now, and
+                                        when each last changed (epoch s) where it says
 budget     ok     declared / effective {task, soft, hard}          per-task time limits (s)
            ok     limits               {chains, step_blocked, ...} the app's layered limits
                                         (``harness.limits``; read by checks/end_to_end.py)
 query      ok     scan                 {table, scans, items}       table scans for a batch
+           ok     work                 {table, queries, items, background}
+                                        one table's statements for a batch, every table counted
 harness    info   settle               {settled: false}            the run did not settle
                                         (jobs still pending) before its bound
            ok     read                 {source, records}           the harness read a source of
                                         evidence (sources: ``*_SOURCE`` below; checks/needs.py)
            ok     expect               {paid_calls, jobs}          what the scenario declared it makes
            ok/fail isolate             {left, stopped, remaining}  the test's leftovers removed
-heartbeat  ok     beat                 {attempt, beat_at, beat_t, log_id}
+heartbeat  ok     beat                 {attempt, beat_at, beat_t, log_id, writer}
                                         the job row's heartbeat column moved (state-log
                                         trigger): the attempt holding the row beat
 instrument invoke task                 {pid, task, task_id, retries, redelivered}
@@ -132,6 +141,10 @@ COLLECTED = "connection_collected"  # source ``instrument``: the garbage collect
 RETRY = "retry"  # source ``instrument``: a Celery task asked to be retried (data: cause, due_in_s, declared options)
 HELD = "held"  # source ``connection``: still checked out of an app process's pool at the verdict
 IDLE_IN_TRANSACTION = "idle_in_transaction"  # source ``connection``: an app session in an open transaction
+STREAM_OPENED = "stream_opened"  # source ``event``: a harness stream reader connected (data: stream, url, job_id)
+STREAM_CLOSED = "stream_closed"  # source ``event``: it ended (data: stream, by, error)
+PREDICATE = "predicate"  # source ``sweep``: the rows the sweep's predicate selects (data: rows)
+WORK = "work"  # source ``query``: one table's statements for a batch, every table counted (data: table, queries)
 LIMITS = "limits"  # source ``budget``: the app's layered limits (harness.limits)
 READ = "read"  # source ``harness``: a source of evidence was read (data: source, records)
 EXPECT = "expect"  # source ``harness``: what the scenario declared it makes (data: paid_calls, jobs)
@@ -146,6 +159,7 @@ WORKER_LOG_SOURCE = "worker_logs"  # records: the hard-limit kills found in the 
 CONTROL_STATE_SOURCE = "control_state"  # records: the control APIs read (harness.interference)
 POOL_SOURCE = "pool_checkouts"  # records: the app processes whose connection pools were used during the test
 SESSION_SOURCE = "db_sessions"  # records: the app processes' database sessions seen in pg_stat_activity
+STREAMS_SOURCE = "status_streams"  # records: the states the status streams told (harness.streams)
 
 # the typed words of ``harness.history.record.Record`` (and of whoever records worker lifecycle)
 WorkerLifecycle = Literal["start", "ready", "killed", "exited"]

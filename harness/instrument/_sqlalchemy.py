@@ -12,6 +12,12 @@ exhausted there leaves the app's next checkout to time out. Firing at the
 commit itself would be too early: the committing connection is still
 checked out, and would go back to the pool right after.
 
+Every PostgreSQL connection (psycopg, psycopg2) an engine opens is named
+``jobquake:<process>:<pid>`` (``application_name``), unless the app names
+its connections itself: the state-log trigger records which process wrote
+each change and each heartbeat, and ``pg_stat_activity`` shows whose
+session is whose.
+
 Which attempt made a write (the session setting ``jobquake.attempt`` the
 state-log trigger records) is left to the app: Celery's delivery count is not
 the app's own attempt number (an app that claims a job by raising its attempt
@@ -21,13 +27,16 @@ saying it for the app would make a correct app's writes look late.
 from __future__ import annotations
 
 import functools
+import os
 import weakref
 from typing import Any, Callable
 
 from harness.failpoints import _registry
+from harness.instrument import ENV_PROCESS
 from harness.instrument._fire import fire
 
 DEFAULT = "db_engine"
+LIBPQ_DRIVERS = ("psycopg", "psycopg2")  # drivers that take libpq's application_name as a connect parameter
 
 
 class EngineRegistry:
@@ -63,6 +72,7 @@ def install(sqlalchemy: Any, created: Callable[[Any], None] | None = None) -> No
         _on_create(sqlalchemy, created)
         event.listen(Engine, "engine_connect", lambda conn, *a: created(conn.engine))
     event.listen(Engine, "commit", committed.add)
+    event.listen(Engine, "do_connect", _name_connection)
     _after_close(Connection, committed, engines)
     _before_checkout(Pool)
 
@@ -87,6 +97,18 @@ def _on_create(sqlalchemy: Any, created: Callable[[Any], None]) -> None:
     create_engine._jobquake_patched = True  # type: ignore[attr-defined]
     engine_module.create_engine = create_engine
     sqlalchemy.create_engine = create_engine
+
+
+def application_name(pid: int | None = None) -> str:
+    """The name this process's database sessions carry: ``jobquake:<process>:<pid>``."""
+    process = os.environ.get(ENV_PROCESS) or "app"
+    return f"jobquake:{process}:{os.getpid() if pid is None else pid}"[:63]  # Postgres keeps 63 bytes
+
+
+def _name_connection(dialect: Any, conn_rec: Any, cargs: Any, cparams: dict[str, Any]) -> None:
+    """Name a new connection after this process (at connect time: a forked child has its own pid)."""
+    if getattr(dialect, "driver", None) in LIBPQ_DRIVERS:
+        cparams.setdefault("application_name", application_name())
 
 
 def _after_close(connection_cls: Any, committed: Any, engines: EngineRegistry) -> None:

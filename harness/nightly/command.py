@@ -91,12 +91,13 @@ def _schedule(args: argparse.Namespace, config, nightly):
         return Schedule.from_json(path.read_text())
     index, count = args.shard or (0, 1)
     kinds = tuple(k.strip() for k in args.faults.split(",") if k.strip()) if args.faults is not None \
-        else nightly.faults
+        else nightly.kinds(config)
     return draw(seed=shard_seed(config.seed, index, count), duration=args.duration, kinds=kinds,
                 target=nightly.target(config), rate=args.rate or nightly.rate,
                 concurrency=args.concurrency or nightly.concurrency,
                 job_bound=args.job_bound or nightly.bound(config), mean_gap=args.fault_every or MEAN_GAP_S,
-                shard=f"{index}/{count}" if args.shard else None, sweep_every=nightly.sweep_every)
+                shard=f"{index}/{count}" if args.shard else None, sweep_every=nightly.sweep_every,
+                replicas_of=nightly.replicas)
 
 
 def _default_out(args: argparse.Namespace, config, schedule) -> Path:

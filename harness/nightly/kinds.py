@@ -109,7 +109,11 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("poison", _poison, (10.0, 30.0), extends_bound=False, usable=lambda t: bool(t.poison)),
     Kind("database", _database, (0.5, 2.0)),
 )}
-DEFAULT_KINDS = ("kill", "hang", "pool", "pause", "defence_off", "latency")
+
+
+def supported(target: Target) -> tuple[str, ...]:
+    """Every kind the target can take: what a nightly draws from unless told otherwise."""
+    return tuple(name for name, kind in KINDS.items() if kind.usable(target))
 
 
 def kinds_named(names: list[str] | tuple[str, ...], target: Target) -> list[Kind]:

@@ -77,10 +77,10 @@ def run_nightly(session: Any, seconds: float, faults: str | None, shrink_budget:
 
     config = session.settings
     nightly = NightlySettings.from_config(config)
-    kinds = tuple(k.strip() for k in faults.split(",") if k.strip()) if faults else nightly.faults
+    kinds = tuple(k.strip() for k in faults.split(",") if k.strip()) if faults else nightly.kinds(config)
     schedule = draw(seed=config.seed, duration=seconds, kinds=kinds, target=nightly.target(config),
                     rate=nightly.rate, concurrency=nightly.concurrency, job_bound=nightly.bound(config),
-                    sweep_every=nightly.sweep_every)
+                    sweep_every=nightly.sweep_every, replicas_of=nightly.replicas)
     out = session.artifacts_root / "nightly" / f"seed-{schedule.seed}"
     out.mkdir(parents=True, exist_ok=True)
     (out / "schedule.json").write_text(schedule.to_json())  # before it runs

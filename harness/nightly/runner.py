@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.checks import GLOBAL_INVARIANTS, Verdict, run_checks, sweep_complete
+from harness.checks.generic import applicable, decided
+from harness.checks.runner import checker_name
 from harness.checks.result import mark
 from harness.config import Config
 from harness.errors import SettleTimeout
@@ -168,7 +170,11 @@ def judge(run: Any, schedule: Schedule, driven: Driven, title: str) -> Outcome:
     began = time.monotonic()
     history, snapshot = collect(run)  # the ledger, failpoint triggers, the job state log, the snapshot
     collected = time.monotonic()
-    verdict = run_checks(invariants(schedule), history, snapshot, SWEEP_OPTIONS if schedule.sweep_every else None)
+    chosen = invariants(schedule)
+    # and every generic invariant whose evidence the run has, as after a scenario (undecided: left out)
+    generic = applicable(history, snapshot, already=[checker_name(c) for c in chosen])
+    verdict = run_checks((*chosen, *generic), history, snapshot, SWEEP_OPTIONS if schedule.sweep_every else None)
+    verdict = Verdict(tuple(decided(verdict.results, generic)), verdict.options)
     check_s = round(time.monotonic() - collected, 3)
     write_artifacts(run.artifacts, history, snapshot, verdict, title=title, seed=schedule.seed)
     save_logs(run)
@@ -222,6 +228,7 @@ class NightlyRunner:
 
         assert self._stack is not None, "start() first"
         self._stack.reset()
+        self._stack.scale(schedule.replicas)  # production runs several: the schedule drew how many
         run = Run(self._stack, self.config, Path(artifacts), title)
         (run.artifacts / "schedule.json").write_text(schedule.to_json())  # before anything runs
         self._run = run

@@ -60,8 +60,10 @@ def scenario_source(schedule: Schedule, *, invariant: str, message: str, reruns:
 
 
 def _marker(schedule: Schedule) -> str:
-    """The scenario's checks: the nightly's own, and the sweep's when the schedule runs a sweep."""
+    """The scenario's checks (the nightly's own, and the sweep's when the schedule runs a sweep) and the
+    replicas the schedule drew."""
+    replicas = f", replicas={_literal(schedule.replicas)}" if schedule.replicas else ""
     if not schedule.sweep_every:
-        return "checks=[no_job_stuck], settle=False"
-    return (f'checks=[no_job_stuck, "sweep_complete"], settle=False,\n'
+        return f"checks=[no_job_stuck], settle=False{replicas}"
+    return (f'checks=[no_job_stuck, "sweep_complete"], settle=False{replicas},\n'
             f'                      options={_literal(SWEEP_OPTIONS)}')

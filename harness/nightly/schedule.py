@@ -58,6 +58,7 @@ class Schedule:
     shard: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     sweep_every: float = 0.0  # seconds between rounds of the app's sweep; 0: no sweep workload
+    replicas: dict[str, int] = field(default_factory=dict)  # app process -> how many run (drawn)
 
     @property
     def jobs(self) -> int:
@@ -74,6 +75,8 @@ class Schedule:
         data["faults"] = [asdict(f) for f in self.faults]
         if not self.sweep_every:  # a schedule without a sweep reads as it did before there was one
             del data["sweep_every"]
+        if not self.replicas:  # nor one that runs one of everything
+            del data["replicas"]
         return data
 
     def to_json(self) -> str:
@@ -101,10 +104,13 @@ def shard_seed(seed: int, index: int, count: int) -> int:
 
 def draw(*, seed: int, duration: float, kinds: list[str] | tuple[str, ...], target: Target,
          rate: float = 5.0, concurrency: int = 4, job_bound: float = 20.0,
-         mean_gap: float = MEAN_GAP_S, shard: str | None = None, sweep_every: float = 5.0) -> Schedule:
+         mean_gap: float = MEAN_GAP_S, shard: str | None = None, sweep_every: float = 5.0,
+         replicas_of: tuple[str, ...] = ()) -> Schedule:
     """Draw a schedule: fault times from a Poisson process, kinds and parameters from the seed.
 
     A schedule that may draw poison rows runs the app's sweep every ``sweep_every`` seconds.
+    Each app process in ``replicas_of`` runs as one or two replicas, drawn from the seed on a
+    stream of its own (the faults of a seed stay what they were).
     """
     rng = random.Random(f"jobquake-nightly:{seed}")
     chosen = kinds_named(list(kinds), target)
@@ -124,7 +130,14 @@ def draw(*, seed: int, duration: float, kinds: list[str] | tuple[str, ...], targ
     return Schedule(seed=seed, duration=float(duration), rate=float(rate), concurrency=int(concurrency),
                     job_bound=float(job_bound), faults=tuple(faults), shard=shard,
                     meta={"kinds": [k.name for k in chosen], "mean_gap": mean_gap},
-                    sweep_every=float(sweep_every) if any(k.name == "poison" for k in chosen) else 0.0)
+                    sweep_every=float(sweep_every) if any(k.name == "poison" for k in chosen) else 0.0,
+                    replicas=draw_replicas(seed, replicas_of))
+
+
+def draw_replicas(seed: int, processes: tuple[str, ...]) -> dict[str, int]:
+    """One or two replicas of each process, from the seed (its own RNG: the faults' draws are unchanged)."""
+    rng = random.Random(f"jobquake-nightly:{seed}:replicas")
+    return {name: rng.choice((1, 2)) for name in processes}
 
 
 def known_kind(name: str) -> bool:

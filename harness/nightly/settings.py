@@ -7,7 +7,8 @@
                               # defences need to bring back a job a fault lost; added to job_bound
     rate = 5                  # jobs per second
     concurrency = 4           # submissions in flight at once
-    faults = ["kill", "hang", "pool", "pause", "defence_off", "latency"]
+    faults = ["kill", "hang", "pool"]   # default: every kind the app can take (see kinds.supported)
+    replicas = ["relay", "sweeper"]     # app processes a schedule may run two of (drawn from the seed)
     pause_services = ["relay", "consumer", "worker1"]   # what "pause" may stop for a while
     defences = ["sweeper"]    # what "defence_off" may stop (another defence must cover for it)
     pool_failpoint = "submit.after_job_write"            # where "pool" empties the app's pool
@@ -27,12 +28,12 @@ from typing import Any, Mapping
 
 from harness.config import Config, load_callable
 from harness.errors import ConfigError
-from harness.nightly.kinds import DEFAULT_KINDS, Target
+from harness.nightly.kinds import Target, supported
 from harness.nightly.sweeps import SweepHooks
 from harness.nightly.workload import SubmitFn
 
 KEYS = ("submit", "job_bound", "recovery", "rate", "concurrency", "faults", "pause_services", "defences",
-        "pool_failpoint", "kill_failpoints", "sweep", "sweep_record", "sweep_every", "poison")
+        "pool_failpoint", "kill_failpoints", "sweep", "sweep_record", "sweep_every", "poison", "replicas")
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class NightlySettings:
     recovery: str = ""
     rate: float = 5.0
     concurrency: int = 4
-    faults: tuple[str, ...] = DEFAULT_KINDS
+    faults: tuple[str, ...] = ()  # () : every kind the app can take
     pause_services: tuple[str, ...] = ()
     defences: tuple[str, ...] = ()
     pool_failpoint: str = ""
@@ -53,6 +54,7 @@ class NightlySettings:
     sweep_record: str = ""
     sweep_every: float = 5.0
     poison: tuple[tuple[str, Any], ...] = ()
+    replicas: tuple[str, ...] = ()  # app processes whose replicas a schedule draws (one or two)
 
     @classmethod
     def from_config(cls, config: Config) -> "NightlySettings":
@@ -67,14 +69,14 @@ class NightlySettings:
                        recovery=str(table.get("recovery", "")),
                        rate=float(table.get("rate", cls.rate)),
                        concurrency=int(table.get("concurrency", cls.concurrency)),
-                       faults=_names(table.get("faults", DEFAULT_KINDS)),
+                       faults=_names(table.get("faults", ())),
                        pause_services=_names(table.get("pause_services", ())),
                        defences=_names(table.get("defences", ())),
                        pool_failpoint=str(table.get("pool_failpoint", "")),
                        kill_failpoints=_names(table.get("kill_failpoints", ())),
                        sweep=str(table.get("sweep", "")), sweep_record=str(table.get("sweep_record", "")),
                        sweep_every=float(table.get("sweep_every", cls.sweep_every)),
-                       poison=_poison(table.get("poison")))
+                       poison=_poison(table.get("poison")), replicas=_names(table.get("replicas", ())))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"[tool.jobquake.nightly]: {exc}", key="nightly") from exc
 
@@ -104,6 +106,10 @@ class NightlySettings:
             raise ConfigError(f"[tool.jobquake.nightly] recovery {self.recovery!r} returned {recovery!r}; "
                               f"expected seconds >= 0", key="nightly.recovery")
         return round(self.job_bound + seconds, 2)
+
+    def kinds(self, config: Config) -> tuple[str, ...]:
+        """The fault kinds a schedule draws: ``faults`` as configured, else every kind the app can take."""
+        return self.faults or supported(self.target(config))
 
     def target(self, config: Config) -> Target:
         return Target(workers=int(config.workers) if config.worker_command else 0,

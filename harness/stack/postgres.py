@@ -52,12 +52,14 @@ SPARE_DB = "app_spare"
 FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 FAST_SETTINGS["track_commit_timestamp"] = "on"  # not for speed: the state log reads when each write became visible
 AUTHENTICATION_TIMEOUT = "5s"  # a connection that never finishes logging in holds a slot this long at most
-# segments in the data dir, not /dev/shm: a SIGKILLed server's would outlive it there
 # slots only those who reach the socket directly can take: the fault proxy's route to it stops short of them,
 # so however many connections arrive through it (stalled logins included), the harness can read the verdict
 RESERVED_CONNECTIONS = 3
+# segments in the data dir, not /dev/shm: a SIGKILLed server's would outlive it there
 SESSION_SETTINGS = {"dynamic_shared_memory_type": "mmap", "authentication_timeout": AUTHENTICATION_TIMEOUT,
                     "superuser_reserved_connections": str(RESERVED_CONNECTIONS)}
+# statements counted as they run, by the server itself: the evidence of work per item (harness/work.py)
+SESSION_SETTINGS["shared_preload_libraries"] = "pg_stat_statements"
 # every connection by password: the socket is private, but the fault proxy may forward others to it
 HBA_RULES = ("# written by jobquake for this session\n"
              "local all all scram-sha-256\n")

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from harness._ports import free_port, release_port
 from harness.config import Config
 from harness.errors import ConfigError, ServiceError
 from harness.evidence import prepare_template
+from harness.evidence.statements import install_statement_stats
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
 from harness.stack.front import attach_fronts, routed
@@ -35,7 +36,22 @@ if TYPE_CHECKING:
 __all__ = ["PROCESS_KEYS", "PROXYABLE", "Stack"]
 
 PROXYABLE = ("paidapi", "redis", "postgres", "sqs")
-PROCESS_KEYS = {"command", "ready", "start_timeout", "instrument"}
+PROCESS_KEYS = {"command", "ready", "start_timeout", "instrument", "replicas"}
+MAX_REPLICAS = 8
+
+
+def replica_names(name: str, count: int) -> list[str]:
+    """The stack's names of ``count`` replicas of process ``name``: ``name``, ``name-2``, ``name-3``..."""
+    return [name if i == 1 else f"{name}-{i}" for i in range(1, count + 1)]
+
+
+def replicas_of(name: str, spec: Any) -> int:
+    """How many replicas config asks of process ``name`` (``replicas``, default 1)."""
+    count = spec.get("replicas", 1) if isinstance(spec, dict) else 1
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_REPLICAS:
+        raise ConfigError(f"processes.{name}.replicas: expected a whole number from 1 to {MAX_REPLICAS}, "
+                          f"got {count!r}", key=f"processes.{name}")
+    return count
 
 
 class Stack:
@@ -85,7 +101,9 @@ class Stack:
         self.values = self._values()
         self.plain_env = self._env()
         self.env = self._instrumented(self.plain_env)
-        self.processes = {name: self._app_process(name, spec) for name, spec in config.processes.items()}
+        # production runs several relays, sweepers, consumers: config's replicas = N runs N of a process
+        self.processes = {replica: self._app_process(replica, spec) for name, spec in config.processes.items()
+                          for replica in replica_names(name, replicas_of(name, spec))}
         self.workers = WorkerPool(
             factory=backend.worker, command=config.worker_command, values=self.values, count=config.workers if config.worker_command else 0,
             workdir=self.workdir / "workers", env=self.env, ready=ReadyCheck.parse(config.worker_ready),
@@ -102,6 +120,7 @@ class Stack:
             schema(url)
             dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
             prepare_template(config, dsn)  # a wrong job_* key fails here, naming the columns that exist
+            install_statement_stats(dsn)  # every test's copy counts its statements (harness.work)
         return build
 
     def _env_for_database(self, url: str) -> dict[str, str]:
@@ -196,7 +215,7 @@ class Stack:
         return self.backend.app_process(name, command=spec["command"], values=self.values,
                           ready=ReadyCheck.parse(spec.get("ready", "tcp")),
                           start_timeout=float(spec.get("start_timeout", self.config.start_timeout)),
-                          port=self._app_ports[name], workdir=self.workdir / "app",
+                          port=self._app_ports.setdefault(name, free_port()), workdir=self.workdir / "app",
                           env=self.env if spec.get("instrument", True) else self.plain_env,
                           cwd=self.config.root)
 
@@ -230,6 +249,27 @@ class Stack:
             if not proc.is_running():
                 proc.start()
         self.workers.replace_dead()
+
+    def scale(self, counts: Mapping[str, int] | None = None) -> None:
+        """Run ``counts[name]`` replicas of each app process named there, config's ``replicas`` of the others:
+        the missing ones are started (in parallel), the ones over the count stopped."""
+        counts = dict(counts or {})
+        unknown = sorted(set(counts) - set(self.config.processes))
+        if unknown:
+            raise ConfigError(f"replicas of unknown process(es) {unknown}; known: {sorted(self.config.processes)}",
+                              key="processes")
+        wanted: dict[str, Any] = {}
+        for name, spec in self.config.processes.items():
+            count = replicas_of(name, {"replicas": counts[name]} if name in counts else spec)
+            wanted.update(dict.fromkeys(replica_names(name, count), spec))
+        extra = [proc for replica, proc in self.processes.items() if replica not in wanted]
+        stop_all(extra)
+        for proc in extra:
+            del self.processes[proc.name]
+        new = {replica: self._app_process(replica, spec) for replica, spec in wanted.items()
+               if replica not in self.processes}
+        self.processes.update(new)
+        start_all(list(new.values()))
 
     def stop(self, timeout: float | None = None) -> None:
         """App processes and workers first (they use the infrastructure), each wave in parallel.

@@ -20,8 +20,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("_channel_dir", "_ports", "history", "limits", "mutation"),  # the event log and its vocabulary
     ("failpoints", "budgets", "querystats", "mutation_baseline", "interference"),  # failpoints in app code; static evidence
     ("instrument",),  # loaded into every app process
-    ("evidence", "appclient", "scaffold"),  # the app's evidence, read into the history; init
-    ("checks", "stack"),  # the invariants; the services
+    ("evidence", "appclient", "scaffold", "streams"),  # the app's evidence, read into the history; init
+    ("checks", "stack", "work"),  # the invariants; the services
     ("faults", "leaks", "markers", "pending", "report"),  # acting on the stack; settling; reports
     ("run", "isolation"),  # one scenario's handle (the jq fixture); keeping tests apart
     ("verdict", "nightly", "session_artifacts", "start_failure",

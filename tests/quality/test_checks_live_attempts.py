@@ -185,3 +185,23 @@ def test_an_owner_without_paid_calls_is_found_by_its_task_run():
 
     b.event(v.INSTRUMENT, "invoke", "task", 0.06, "j1", None, pid=7001, task="process_job", task_id="t-0")
     assert verdict(b).valid is True  # a run on the frozen worker too: it may have been the owner
+
+
+def _killing_failpoint(b: HistoryBuilder, pid: int) -> None:
+    """A failpoint armed to kill the process that reaches it, fired once by process ``pid``."""
+    b.fault("failpoint", 0.05, None, at="relay.between_send_and_mark", action="kill", once=True)
+    b.event(v.FAILPOINT, OK, "relay.between_send_and_mark", 0.06, action="kill", pid=pid, context={}, hit=1)
+
+
+def test_a_process_that_killed_itself_elsewhere_does_not_excuse_the_claim():
+    """The relay died at its failpoint; the owner, a worker's child, beat on: a claim while it was fresh."""
+    b = job(taken_at=1.05, last_beat=1.0, call_end=3.0, taken_by_claim=True)
+    _killing_failpoint(b, pid=WORKER_CHILD + 1)
+    assert verdict(b).valid is False
+
+
+def test_the_owner_killed_at_a_failpoint_excuses_the_claim():
+    b = job(taken_at=1.05, last_beat=1.0, call_end=3.0, taken_by_claim=True)
+    _killing_failpoint(b, pid=WORKER_CHILD)
+    result = verdict(b)
+    assert result.valid is True and result.details["excused"] == 1, result.message

@@ -27,7 +27,8 @@ ALL_KINDS = "kill,hang,pool,pause,defence_off,latency,poison"
 CASES = {  # mutant -> (nightly arguments, the invariant that must fail)
     # a kill mid-job while the sweeper is paused, and the sweeper stays paused past the job bound after it
     "acks-early": (["--seed", "308", "--faults", "kill,defence_off", "--rate", "2/s"], "no_job_stuck"),
-    "fresh-idempotency-key": (["--seed", "159", "--rate", "2/s"], "no_double_billing"),
+    "fresh-idempotency-key": (["--seed", "159", "--faults", "kill,hang,pool,pause,defence_off,latency",
+                               "--rate", "2/s"], "no_double_billing"),
     "sweep-no-isolation": (["--seed", "25", "--faults", ALL_KINDS, "--rate", "2/s"], "sweep_complete"),
 }
 

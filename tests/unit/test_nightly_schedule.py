@@ -4,15 +4,16 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import ConfigError
-from harness.nightly.kinds import DEFAULT_KINDS, Target
+from harness.nightly.kinds import Target, supported
 from harness.nightly.schedule import Schedule, draw, shard_seed
 
 TARGET = Target(workers=2, pause_services=("relay", "worker1"), defences=("sweeper",),
                 pool_failpoint="submit.after_job_write", kill_failpoints=("task.claimed",))
+KINDS = ("kill", "hang", "pool", "pause", "defence_off", "latency")
 
 
 def schedule(seed: int, **kw) -> Schedule:
-    return draw(seed=seed, duration=kw.pop("duration", 600), kinds=kw.pop("kinds", DEFAULT_KINDS),
+    return draw(seed=seed, duration=kw.pop("duration", 600), kinds=kw.pop("kinds", KINDS),
                 target=TARGET, **kw)
 
 
@@ -32,7 +33,7 @@ def test_faults_overlap_heal_within_the_run_and_leave_a_quiet_tail():
     assert all(0 <= f.at < 600 * 0.8 and f.heal_at <= 600 for f in s.faults)
     overlapping = [a for a, b in zip(s.faults, s.faults[1:]) if b.at < a.heal_at]
     assert overlapping, "a long schedule has faults that overlap"
-    assert {f.kind for f in s.faults} <= set(DEFAULT_KINDS)
+    assert {f.kind for f in s.faults} <= set(KINDS)
 
 
 def test_every_planned_fault_is_a_registry_spec():
@@ -93,3 +94,17 @@ def test_every_drawn_kill_waits_for_a_moment_mid_job():
     moments = {str(k["when"]) for k in kills}
     assert moments == {str({"in_flight": {}}), str({"at_failpoint": {"name": "task.claimed"}})}
     assert all("worker" not in k for k in kills)
+
+
+def test_by_default_a_nightly_draws_every_kind_the_app_can_take():
+    assert supported(TARGET) == ("kill", "hang", "pool", "pause", "defence_off", "latency", "broker", "database")
+    with_poison = Target(workers=2, poison=(("table", "invoices"), ("values", {"amount": "-5"})))
+    assert "poison" in supported(with_poison) and "pool" not in supported(with_poison)
+
+
+def test_replicas_are_drawn_from_the_seed_without_moving_the_faults():
+    plain, replicated = schedule(7), schedule(7, replicas_of=("relay", "sweeper"))
+    assert replicated.faults == plain.faults and "replicas" not in plain.to_dict()
+    assert set(replicated.replicas) == {"relay", "sweeper"} and set(replicated.replicas.values()) <= {1, 2}
+    assert schedule(7, replicas_of=("relay", "sweeper")).replicas == replicated.replicas
+    assert Schedule.from_json(replicated.to_json()).replicas == replicated.replicas

@@ -179,4 +179,6 @@ def test_a_disabled_proxy_keeps_its_port_from_anyone_else_until_it_listens_again
     assert proxy.listen_port == port and round_trip(port) == b"ping"
     proxy.destroy()  # deleted: the port is given back
     with socket.socket() as other:
+        # SO_REUSEADDR past the round trip's TIME_WAIT; while the proxy held it, bind and listen failed so too
+        other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         other.bind(("127.0.0.1", port))

@@ -173,8 +173,8 @@ def test_the_state_log_and_the_heartbeats_are_read_across_a_step(machine, clock,
     machine.step_total += 1.7
     machine.run(1.0, clock)
 
-    [change] = read_state_log(Rows([(1, "job-1", "running", None, 1, "UPDATE", changed, 7, 1, changed)]), 0,
-                              StateLogConfig())
-    [logged] = read_heartbeats(Rows([(1, "job-1", 1, beat, beat)]), StateLogConfig())
+    [change] = read_state_log(Rows([(1, "job-1", "running", None, 1, "UPDATE", changed, 7, 1, "jobquake:w:1", changed)]),
+                              0, StateLogConfig())
+    [logged] = read_heartbeats(Rows([(1, "job-1", 1, beat, beat, "jobquake:w:1")]), StateLogConfig())
     assert change.t == pytest.approx(changed_at) and change.committed_t == pytest.approx(changed_at)
     assert logged.beat_t == pytest.approx(beat_at) and logged.t == pytest.approx(beat_at)
