@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in (("run", "run the scenario suite against the app"),
                        ("demo", "run the shipped scenarios and show the verdicts (same as run)")):
         run = sub.add_parser(name, help=text)
-        run.add_argument("--seed", type=int, default=None)
+        run.add_argument("--seed", type=int, default=None,
+                         help="seed for every random choice in the session (config seed), printed so a run can be replayed")
         run.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
         run.set_defaults(func=_run)
     mutants = sub.add_parser("mutants", help="run the mutation matrix: every mutant must be caught")

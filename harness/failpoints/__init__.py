@@ -47,6 +47,7 @@ __all__ = [
     "configure",
     "configured_dir",
     "failpoint",
+    "is_armed",
     "register_callback",
     "register_exception_factory",
     "register_resource",
@@ -73,6 +74,18 @@ def failpoint(name: str, /, **context: Any) -> Any:
     if name not in client.names:
         return None
     return _slow_path()(client, name, context)
+
+
+def is_armed(name: str, /) -> bool:
+    """Whether ``failpoint(name, ...)`` would act now: a caller that builds a costly context first
+    asks this (the same shared-memory read as ``failpoint`` itself), so a seam costs nothing more
+    while nobody armed it."""
+    client = _client
+    if client is None:
+        return False
+    if client.view[0] != client.generation:
+        client.refresh()
+    return name in client.names
 
 
 def _slow_path() -> Any:

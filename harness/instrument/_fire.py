@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from harness.failpoints import failpoint
+from harness.failpoints import failpoint, is_armed
 from harness.instrument import ENV_PROCESS, _context
 
 # the stack's name for this process, so an arming can target one (match={"process": "api"})
@@ -16,8 +16,9 @@ _PROCESS = {"process": os.environ[ENV_PROCESS]} if os.environ.get(ENV_PROCESS) e
 
 
 def fire(name: str, **context: Any) -> Any:
-    """``failpoint(name, **context)`` with the current job's context added."""
-    if _context.inside_action():
+    """``failpoint(name, **context)`` with the current job's context added (built only when armed:
+    the framework's hooks fire on every commit, checkout and paid call)."""
+    if not is_armed(name) or _context.inside_action():
         return None
     job = _context.current()
     full = {**_PROCESS, **(job.failpoint_context() if job else {}), **context}

@@ -166,3 +166,18 @@ def test_rearming_starts_counts_over(control):
     assert failpoint("p") == 1 and failpoint("p") is None
     control.arm("p", "return", value=2, once=True)
     assert failpoint("p") == 2
+
+
+def test_is_armed_says_what_failpoint_would_act_on(control):
+    assert not failpoints.is_armed("p")
+    control.arm("p", "return", value=1)
+    assert failpoints.is_armed("p") and not failpoints.is_armed("q")
+    control.disarm("p")
+    assert not failpoints.is_armed("p")
+
+
+def test_a_framework_hook_builds_no_context_while_its_point_is_unarmed(control, monkeypatch):
+    from harness.instrument import _context, _fire
+
+    monkeypatch.setattr(_context, "current", lambda: pytest.fail("the job's context was built for an unarmed point"))
+    assert _fire.fire("sqlalchemy.pool_checkout") is None
