@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 
 import pytest
 
+from harness.checks.generic import GENERIC_INVARIANTS
 from harness.checks.registry import CHECKERS, GLOBAL_INVARIANTS
 from harness.checks.runner import Checker, checker_name
 
@@ -191,9 +192,15 @@ def problems(item: Any, mutants: Iterable[str] | None) -> list[str]:
 
 
 def _uncheckable_catches(item: Any) -> list[str]:
-    """A catches marker naming an invariant the scenario does not run could never catch its mutant."""
+    """A catches marker naming an invariant the scenario does not run could never catch its mutant.
+
+    A generic invariant the scenario does not skip runs wherever the run has its evidence (a retry,
+    a refused submission...), which the mutant may be the one to produce: it may be named unlisted.
+    """
     marker = item.get_closest_marker(JOBQUAKE)
-    runs = {checker_name(c) for c in ScenarioOptions.from_kwargs(marker.kwargs if marker else {}).checkers()}
+    options = ScenarioOptions.from_kwargs(marker.kwargs if marker else {})
+    runs = {checker_name(c) for c in options.checkers()}
+    runs |= {checker_name(c) for c in GENERIC_INVARIANTS} - set(options.skip_checks)
     return [f"catches({m.args[0]!r}, invariant={m.kwargs['invariant']!r}): this scenario does not run that "
             f"checker (it runs: {_known(runs)}); add it to jobquake(checks=[...])"
             for m in item.iter_markers(CATCHES) if m.kwargs.get("invariant") not in runs]

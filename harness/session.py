@@ -106,7 +106,8 @@ class JobquakeSession:
         if path:
             from harness.mutation import write_catches
 
-            write_catches(path, session.items)
+            if not session.testsfailed:  # a file that did not collect would drop its catches unseen
+                write_catches(path, session.items)
             session.items.clear()  # listing only: run nothing
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -44,6 +44,7 @@ LATER_RULE = ("ALTER TABLE jobs ADD CONSTRAINT jobs_queued_route_exists "
               "CHECK (state <> 'queued' OR route IN ('celery', 'sqs')) NOT VALID")
 
 
+@pytest.mark.catches("relay-head-of-line", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within the relay's own bound
 def test_an_outbox_row_that_can_never_be_sent_does_not_hold_up_the_rows_behind_it(jq: Run, refapp: RefApp) -> None:
     refapp.execute("INSERT INTO outbox (job_id, destination, payload) VALUES (%s, 'celery', %s)",
@@ -54,6 +55,7 @@ def test_an_outbox_row_that_can_never_be_sent_does_not_hold_up_the_rows_behind_i
     jq.settle(timeout=MARGIN)
 
 
+@pytest.mark.catches("sweeper-no-per-job-isolation", invariant="every_job_terminal")
 @pytest.mark.jobquake(settle=False)  # settled below, within the sweeper's own bound
 def test_a_job_the_sweeper_cannot_send_again_does_not_keep_it_from_the_jobs_behind_it(jq: Run, refapp: RefApp) -> None:
     legacy = str(uuid.uuid5(uuid.NAMESPACE_URL, "refapp:legacy-fax-job"))

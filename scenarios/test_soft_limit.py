@@ -32,6 +32,7 @@ SETTLE_BOUND_S = 10
 @pytest.mark.catches("swallow-soft-limit", invariant="soft_limit_honoured")
 @pytest.mark.catches("helper-swallows-abort", invariant="soft_limit_honoured")
 @pytest.mark.catches("progress-off-by-one", invariant="reasons_match_evidence")
+@pytest.mark.catches("retry-any-exception", invariant="retries_keep_spacing_and_budget")
 # settled below, while the sweeper is still off; the reason's "after i of n" is judged against the steps done
 @pytest.mark.jobquake(settle=False, checks=["reasons_match_evidence", "soft_limit_honoured"])
 def test_a_batch_past_its_soft_limit_fails_with_its_progress(jq: Run, refapp: RefApp) -> None:

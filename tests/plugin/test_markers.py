@@ -74,3 +74,26 @@ def test_well_declared_scenarios_collect(project):
                               'def test_x(jq):\n    pass\n\ndef test_plain():\n    pass\n')
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["*2 tests collected*"])
+
+
+def test_a_generic_invariant_may_be_named_unlisted_unless_the_scenario_skips_it(project):
+    """It runs wherever the run has its evidence, which the mutant itself may produce (a retry)."""
+    body = ('@pytest.mark.catches("acks-early", invariant="retries_keep_spacing_and_budget")\n'
+            '@pytest.mark.jobquake({})\ndef test_x(jq):\n    pass\n')
+    assert collect(project, body.format("")).ret == 0
+    out = errors(collect(project, body.format('skip_checks=["retries_keep_spacing_and_budget"]')))
+    assert "invariant='retries_keep_spacing_and_budget'): this scenario does not run that checker" in out
+
+
+def test_no_listing_of_catches_when_a_scenario_file_does_not_collect(project):
+    """The listing feeds `jobquake mutants --declared`: one file's catches missing would go unseen."""
+    project.makepyfile(test_fine='import pytest\n\n@pytest.mark.catches("acks-early", '
+                                 'invariant="every_job_terminal")\ndef test_x(jq):\n    pass\n',
+                       test_broken="import no_such_module\n")
+    listing = project.path / "catches.json"
+    result = project.runpytest_subprocess(f"--jobquake-list-catches={listing}", "-q")
+    assert "ERROR collecting test_broken.py" in result.stdout.str()
+    assert not listing.exists()
+    (project.path / "test_broken.py").unlink()
+    project.runpytest_subprocess(f"--jobquake-list-catches={listing}", "-q")
+    assert listing.exists() and "acks-early" in listing.read_text()

@@ -105,3 +105,18 @@ def test_limit_layering_mutants_change_one_row_each(switch) -> None:
     assert budgets.scaled("model_call", 1) > budgets.scaled("task:default", 1)
     assert budgets.scaled("broker_visibility", 1) < budgets.scaled_hard("task:default", 1)
     assert budgets.BUDGETS["model_call"].seconds == 120  # the table itself is unchanged
+
+
+def test_every_mutant_is_declared_caught_by_some_scenario_and_invariant(tmp_path: Path) -> None:
+    """`jobquake mutants --declared` (CI's gate) runs only what scenarios declare: an undeclared mutant
+    would never be run there, and `jobquake mutants` would count it survived."""
+    root = README.parents[1]
+    listing = tmp_path / "catches.json"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "scenarios",
+                           f"--jobquake-list-catches={listing}"], cwd=root, capture_output=True, text=True)
+    assert listing.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
+    import json
+
+    marks = [mark for marks in json.loads(listing.read_text()).values() for mark in marks]
+    assert sorted(set(MUTANTS) - {name for name, _ in marks}) == []
+    assert sorted({name for name, invariant in marks if not invariant}) == []  # each by a named invariant
