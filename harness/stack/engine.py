@@ -74,7 +74,8 @@ class Engine:
     def owned(self, *, all_owners: bool = False) -> list[Any]:
         """Containers (running or not) labelled by this process, or by any owner on this machine."""
         wanted = [LABEL_OWNER] if all_owners else [f"{LABEL_OWNER}={reaper.owner_id()}"]
-        found = self.client().containers.list(all=True, filters={"label": wanted})
+        # another session may remove one of them between the listing and its inspection: gone is not ours
+        found = self.client().containers.list(all=True, filters={"label": wanted}, ignore_removed=True)
         host = socket.gethostname()
         return [c for c in found if c.labels.get(LABEL_HOST) == host]
 

@@ -147,3 +147,21 @@ def test_a_normal_stack_run_leaves_no_container(docker_client):
     stack.stop()
     remaining = {c.name for c in docker_client.containers.list(all=True)}
     assert remaining.isdisjoint(names)
+
+
+def test_a_container_another_session_removes_while_reap_lists_them_is_passed_over(backend, tmp_path, monkeypatch):
+    """Two sessions at once (xdist workers, two users' runs): one's start reaps while the other removes."""
+    from docker.models.containers import ContainerCollection
+
+    svc = backend.redis("redis-going", port=free_port(), workdir=tmp_path)
+    svc.start()
+    inspect = ContainerCollection.get
+    ours = svc._container.id
+
+    def removed_first(self, container_id):  # the other session removes it between the listing and the look
+        if container_id == ours:
+            self.client.api.remove_container(container_id, force=True)
+        return inspect(self, container_id)
+
+    monkeypatch.setattr(ContainerCollection, "get", removed_first)
+    assert svc.container_name not in backend.reap()
