@@ -61,7 +61,7 @@ def job_events(history: History, job_id: str) -> tuple[Event, ...]:
         return own
     first, pids = own[0].t, job_pids(history, job_id)
     faults = _hitting(history.by_source(v.FAULT), job_id, first, pids, fault_pids)
-    for event in faults:
+    for event in (*faults, *(e for e in own if e.source == v.FAULT)):
         pids |= fault_pids(event.data)  # the tree's main process: the pool's own event of the same kill
     workers = _hitting(history.by_source(v.WORKER), job_id, first, pids, _pid_of)
     if not faults and not workers:

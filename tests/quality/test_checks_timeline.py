@@ -66,3 +66,16 @@ def test_a_job_no_fault_touched_keeps_its_own_events_only():
     b.call("j1", 0.4, 0.5, caller_pid=999)
     b.event(v.WORKER, OK, v.WORKER_KILLED, 0.6, worker="worker1", pid=101, signal="SIGKILL")
     assert [e["source"] for e in job_timeline(b.history(), "j1")] == [v.SUBMIT, v.PAIDAPI, v.PAIDAPI]
+
+
+def test_a_kill_recorded_with_the_jobs_id_brings_the_pools_event_of_that_kill_along():
+    """A kill at the job's held call (``InFlight``) is recorded with the job's id; the pool's event has none."""
+    b = HistoryBuilder()
+    b.submit("j1", 0.1)
+    b.call("j1", 0.4, 0.9, caller_pid=211)
+    b.event(v.WORKER, OK, v.WORKER_KILLED, 0.6, worker="worker2", pid=201, signal="SIGKILL")
+    b.event(v.FAULT, OK, v.INJECT, 0.61, "j1", fault="kill_worker", params={}, job_id="j1", call_id="call-1",
+            worker="worker2", pid=201, tree=WORKER2, signal="SIGKILL")
+    text = "\n".join(lines(b, "j1"))
+    assert "killed  worker2 SIGKILL pid 201" in text
+    assert "kill_worker: worker2 SIGKILL pid 201 while holding call #call-1" in text
