@@ -17,6 +17,7 @@ from harness.checks import Verdict
 from harness.checks.failure import failure_text
 from harness.errors import ConfigError, HarnessError, SettleTimeout
 from harness.report import junit_properties
+from harness.report.junit import PREFIX as JUNIT_PREFIX
 from harness.run import Run, artifacts_dir_for
 from harness.session_artifacts import artifacts_folder, make_artifacts_folder
 from harness.start_failure import did_not_start
@@ -78,6 +79,11 @@ class JobquakeSession:
             result = yield
         except KeyboardInterrupt:
             raise  # the run is stopping: no verdict, the stack stops at once
+        except (pytest.skip.Exception, pytest.xfail.Exception):
+            # the scenario itself said it cannot be judged here: no verdict (the jq fixture's teardown still
+            # heals and removes what it left); JUnit readers see why its invariants are missing
+            item.user_properties.append((f"{JUNIT_PREFIX}.verdict", "skipped"))
+            raise
         except SettleTimeout as timeout:
             # the scenario's own settle gave up: the verdict says why (a stuck job names its invariant)
             error = self._judge(item, run, settle=False)

@@ -14,7 +14,16 @@ Judged per job, from its last paid call (by start time), when either
 * the job's final reason contains ``label`` (default ``"timeout"``,
   case-insensitive): the app says it gave up. This is the only evidence
   when the answer was lost on the network: the provider answered in time
-  and its ledger cannot tell that nobody received the answer.
+  and its ledger cannot tell that nobody received the answer; or
+* the provider hung that call (the ledger's ``mode`` ``hang`` /
+  ``hang_mid_stream``, or state ``hung``) and the app ended the job before
+  the provider let the call go: its client hung up first (the ledger's
+  ``client_gone``), or the job's end came before the call's end in the
+  ledger. A correct app whose jobs have no reason column gives no other
+  evidence: the scenario heals the hang right after the job ends, so the
+  call never outlasts the deadline in the ledger. A job that ended only
+  after the heal answered the call is not judged this way: the heal, not
+  a deadline, may have ended it.
 
 The clock runs from the call's start in the provider's ledger to the first
 sign that the app stopped waiting for it: a ``write`` event of the job's
@@ -76,6 +85,17 @@ def _ended_at(history: History, call: PaidCall, terminal: tuple[str, ...]) -> fl
                default=None)
 
 
+HANG_MODES = ("hang", "hang_mid_stream")  # the provider's modes in which it does not answer until healed
+
+
+def _gave_up_on_a_hang(history: History, call: PaidCall, terminal: tuple[str, ...]) -> bool:
+    """The provider hung ``call`` and the app stopped waiting before the provider let it go."""
+    if not (call.hung or call.mode in HANG_MODES):
+        return False
+    ended = _ended_at(history, call, terminal)
+    return ended is not None and (call.client_gone or call.t_end is None or ended <= call.t_end)
+
+
 def _observed_until(history: History, snapshot: Snapshot | None) -> float:
     """The last moment the evidence covers: the last event, or the final snapshot if taken later."""
     last = history.last()
@@ -130,7 +150,7 @@ def deadline_honoured(history: History, snapshot: Snapshot | None, deadline: flo
             continue
         allowed = ratio * own if slack is None else slack
         # past deadline + slack: by then the app must have shown that it gave up
-        if not (last.elapsed(until) > own + allowed or labelled):
+        if not (last.elapsed(until) > own + allowed or labelled or _gave_up_on_a_hang(history, last, terminal)):
             continue
         judged += 1
         violation = _judge(history, last, labelled, own, allowed, terminal, until)
@@ -179,7 +199,8 @@ def _verdict(violations: list[dict[str, Any]], judged: int, unknown: int, deadli
     if not judged:
         why = (f"{unknown} job(s)' calls carried no timeout the ledger could read: pass the configured "
                f"deadline as an option" if unknown else
-               f"no paid call outlasted {which} and no job was labelled {label!r}: no deadline was put to the test")
+               f"no paid call outlasted {which}, no job gave up on a call the provider hung and no job was "
+               f"labelled {label!r}: no deadline was put to the test")
         return unknown_result(NAME, why, **figures)
     return valid_result(NAME, f"{judged} job(s) with an unanswered paid call, each ended at {which} ({give})",
                         **figures)

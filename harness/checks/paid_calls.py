@@ -35,6 +35,7 @@ class PaidCall:
     caller_pid: int | None = None  # the process that made the call (header X-Caller-Pid)
     mode: str | None = None  # the provider's mode for it: normal / hang / fail / slow
     client_timeout: Any = None  # the read timeout its client sent: seconds, "none" (sent without), None (unknown)
+    client_gone: bool = False  # the client hung up before an answer was delivered (the ledger's flag)
 
     @property
     def delivered(self) -> bool:
@@ -77,7 +78,8 @@ def _build(history: History) -> tuple[PaidCall, ...]:
                               end.type if end is not None else "", data.get("state"),
                               bool(data.get("billed")), data.get("status"),
                               None if data.get("caller_pid") is None else int(data["caller_pid"]),
-                              _opt(data.get("mode")), some.data.get("client_timeout")))
+                              _opt(data.get("mode")), some.data.get("client_timeout"),
+                              bool(data.get("client_gone"))))
     calls.sort(key=lambda c: (c.t_start, c.call_id))
     return tuple(calls)
 

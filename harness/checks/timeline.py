@@ -6,8 +6,10 @@ timeline lines up with the counterexample and the HTML report.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Mapping
 
+from harness.checks.job_events import fault_pids, held_calls, job_events
+from harness.checks.paid_calls import calls_by_job
 from harness.history import vocabulary as v
 from harness.history.event import Event
 from harness.history.history import History
@@ -27,8 +29,27 @@ def summarize(event: Event) -> str:
         if event.type != "invoke":
             parts += [f"state={data.get('state')}", f"billed={data.get('billed')}"]
         return " ".join(parts)
+    if event.source in (v.FAULT, v.WORKER):
+        return _process_summary(event)
+    return _clipped(data)
+
+
+def _clipped(data: Mapping[str, Any]) -> str:
     text = json.dumps(dict(data), separators=(",", ":"), default=str, sort_keys=True)
     return text if len(text) <= SUMMARY_WIDTH else text[: SUMMARY_WIDTH - 1] + "…"
+
+
+def _process_summary(event: Event) -> str:
+    """``worker2 SIGKILL pid 16142`` for a kill, a worker's death or start; the fault's name first."""
+    data = event.data
+    who = data.get("worker") or data.get("service")
+    words = [str(data["fault"]) + ":"] if event.source == v.FAULT and data.get("fault") else []
+    words += [str(who)] if who else []
+    words += [str(data["signal"])] if data.get("signal") else []
+    words += [f"pid {data['pid']}"] if data.get("pid") is not None else []
+    if len(words) > 1 or (words and event.source == v.WORKER):
+        return " ".join(words)
+    return _clipped({k: val for k, val in data.items() if k != "params"})
 
 
 def timeline_entry(event: Event, start: float) -> dict[str, Any]:
@@ -37,11 +58,19 @@ def timeline_entry(event: Event, start: float) -> dict[str, Any]:
 
 
 def job_timeline(history: History, job_id: str | None) -> list[dict[str, Any]]:
-    """The events of one job as timeline entries; a long one is cut in the middle."""
+    """The events of one job, with the faults and worker deaths that hit it (``job_events``), as
+    timeline entries; a long one is cut in the middle."""
     if job_id is None:
         return []
-    events = history.by_job(job_id)
-    entries = [timeline_entry(e, history.start) for e in events]
+    calls = calls_by_job(history).get(job_id, ())
+    entries = []
+    for event in job_events(history, job_id):
+        entry = timeline_entry(event, history.start)
+        if event.source == v.FAULT and event.type != "invoke":
+            held = held_calls(calls, fault_pids(event.data), event.t)
+            if held:
+                entry["what"] += " while holding " + ", ".join(f"call #{c.call_id}" for c in held)
+        entries.append(entry)
     if len(entries) > HEAD + TAIL:
         elided = len(entries) - HEAD - TAIL
         entries = entries[:HEAD] + [{"elided": elided}] + entries[-TAIL:]

@@ -156,7 +156,8 @@ class Fault:
     def record(self, type_: str, event: str, **details: Any) -> None:
         """Append a ``fault`` event (``data``: fault name, params, details) to the history."""
         data = {"fault": self.name, "params": self.params(), **details}
-        self.run.history.record(v.FAULT, type_, event, data=data)
+        job_id = details.get("job_id")  # the job its trigger named (a held call's): in that job's timeline
+        self.run.history.record(v.FAULT, type_, event, job_id=None if job_id is None else str(job_id), data=data)
 
     def error(self, message: str) -> FaultError:
         """A FaultError naming this fault."""

@@ -72,12 +72,14 @@ class HistoryBuilder:
     def call(self, job_id: str | None, t: float, end: float | None, attempt: int | None = 1,
              step: str | None = "generate", key: str | None = None, state: str = "done",
              billed: bool | None = None, client_gone: bool = False, status: int | None = 200,
-             replay_of: str | None = None, cost_usd: float = 0.0, caller_pid: int | None = None) -> str:
-        """A paid call from ``t`` to ``end`` (None: still running); returns its call id."""
+             replay_of: str | None = None, cost_usd: float = 0.0, caller_pid: int | None = None,
+             mode: str = "normal", client_timeout: Any = None) -> str:
+        """A paid call from ``t`` to ``end`` (None: still running); returns its call id. ``mode``: the
+        provider's (``hang``: it never answered); ``client_timeout``: the read timeout its client sent."""
         self._calls += 1
         call_id = f"call-{self._calls}"
         record = {"call_id": call_id, "route": "/v1/generate", "job_id": job_id, "step": step,
-                  "attempt": attempt, "key": key, "mode": "normal", "state": state,
+                  "attempt": attempt, "key": key, "mode": mode, "state": state, "client_timeout": client_timeout,
                   "billed": state == "done" if billed is None else billed, "status": status,
                   "client_gone": client_gone, "replay_of": replay_of,
                   "latency": None if end is None else end - t, "cost_usd": cost_usd,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from harness.checks.job_events import job_events
 from harness.checks.paid_calls import PaidCall, calls_by_job
 from harness.checks.result import Verdict
 from harness.history import vocabulary as v
@@ -128,7 +129,7 @@ def point_kind(event: Event) -> str | None:
 def _job_lane(history: History, snapshot: Snapshot | None, job_id: str, calls: Iterable[PaidCall],
               dups: set[str], flagged: bool) -> Lane:
     start, end = history.start, history.end - history.start
-    events = history.by_job(job_id)
+    events = job_events(history, job_id)  # a worker's death that hit the job is marked in its row too
     row = snapshot.job(job_id) if snapshot is not None else None
     states = [e for e in events if e.source == v.JOB and e.name == v.STATE]
     final = row.state if row is not None else (str(states[-1].data.get("state")) if states else None)

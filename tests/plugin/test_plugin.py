@@ -119,3 +119,40 @@ def test_under_xdist_the_table_and_one_run_json_are_those_of_a_serial_run(projec
     run = json.loads((artifacts / "run.json").read_text())
     assert run["summary"] == {"tests": 2, "valid": 1, "invalid": 1, "unknown": 0}
 
+
+
+SKIPPED = SCENARIOS + '''
+import pytest
+
+def test_skipped_mid_run(jq):
+    submit(jq, "job-s", finish=False)  # a job held on purpose, as a scenario does before it finds it cannot go on
+    wait_until(lambda: state(jq, "job-s") == "processing", timeout=20, what="job-s processing")
+    pytest.skip("the app has no soft time limit")
+
+def test_xfailed_mid_run(jq):
+    submit(jq, "job-x", finish=False)
+    wait_until(lambda: state(jq, "job-x") == "processing", timeout=20, what="job-x processing")
+    pytest.xfail("a known gap")
+
+def test_after_them(jq):
+    submit(jq, "job-a")
+    wait_until(lambda: state(jq, "job-a") == "done", timeout=20, what="job-a done")
+'''
+
+
+def test_a_skipped_scenario_is_not_judged_and_its_work_does_not_reach_the_next(pytester: pytest.Pytester):
+    pytester.makepyfile(tinyapp=TINYAPP, test_skipped=SKIPPED)
+    pytester.makefile(".toml", pyproject=PYPROJECT)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--junitxml=junit.xml",
+                                           "-k", "mid_run or after_them")
+    result.assert_outcomes(passed=1, skipped=1, xfailed=1)
+    out = result.stdout.str()
+    assert "1 scenario(s): 1 valid, 0 invalid, 0 unknown" in out
+    assert "test_skipped_mid_run" not in out.split("jobquake invariants")[1]
+    artifacts = pytester.path / ".jobquake" / "artifacts" / "latest"
+    run = json.loads((artifacts / "run.json").read_text())
+    assert list(run["tests"]) == ["test_skipped.py::test_after_them"]
+    assert run["summary"] == {"tests": 1, "valid": 1, "invalid": 0, "unknown": 0}
+    junit = (pytester.path / "junit.xml").read_text()
+    assert junit.count('name="jobquake.verdict" value="skipped"') == 2
+    assert junit.count('name="jobquake.every_job_terminal"') == 1  # the test that ran to its end only

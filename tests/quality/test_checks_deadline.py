@@ -154,3 +154,63 @@ def test_a_synthetic_run_with_hangs_honours_its_deadline():
     history, snapshot = synthetic_run(jobs=40, seed=1)
     result = deadline_honoured(history, snapshot, deadline=SYNTHETIC_DEADLINE)
     assert result.valid is True and result.details["judged"] > 0
+
+
+def hung_without_a_reason(gave_up_after: float | None, healed_after: float, *, client_gone: bool = True,
+                          client_timeout: object = None, retries: int = 0) -> HistoryBuilder:
+    """A job of an app with no reason column: each of its calls (``retries`` more after the first, as an SDK
+    retries) is hung by the provider; it fails ``gave_up_after`` after its last call began (None: never);
+    the scenario heals the hang ``healed_after`` after that call began."""
+    b = HistoryBuilder()
+    b.state("j1", 0.5, "running", attempt=1)
+    start = 1.0
+    for _ in range(retries):  # earlier calls, cut at the deadline: the client went away from each
+        b.call("j1", start, start + DEADLINE, state="hung", status=None, client_gone=True, mode="hang",
+               client_timeout=client_timeout)
+        start += DEADLINE + 0.05
+    b.call("j1", start, start + healed_after, state="failed", status=503, client_gone=client_gone, mode="hang",
+           client_timeout=client_timeout)
+    if gave_up_after is None:
+        b.row("j1", "running")
+    else:
+        b.state("j1", start + gave_up_after, "failed", attempt=1)
+        b.row("j1", "failed", updated=start + gave_up_after)
+    return b
+
+
+def test_a_job_without_a_reason_that_gave_up_on_a_hung_call_at_the_deadline_is_valid():
+    # the scenario healed the hang right after the job ended: the call never outlasted the deadline in the
+    # ledger, and no reason says timeout; the ledger's hang and the client's hanging up are the evidence
+    result = check(hung_without_a_reason(1.03, healed_after=1.08))
+    assert result.valid is True and result.details["judged"] == 1
+    with_retries = check(hung_without_a_reason(1.03, healed_after=1.08, retries=2))
+    assert with_retries.valid is True and with_retries.details["judged"] == 1  # the last of the three calls
+
+
+def test_a_job_that_gave_up_on_a_hung_call_judged_by_the_timeout_its_client_sent():
+    b = hung_without_a_reason(1.03, healed_after=1.08, client_timeout=1.0)
+    assert deadline_honoured(b.history(), b.snapshot(), slack_ratio=0.1).valid is True
+
+
+def test_the_jobs_end_before_the_heal_is_evidence_even_when_the_ledger_missed_the_client_hanging_up():
+    assert check(hung_without_a_reason(1.03, healed_after=1.08, client_gone=False)).valid is True
+
+
+def test_a_hung_call_with_no_timeout_that_ends_its_job_only_after_the_heal_is_still_invalid():
+    # the wrong app: nothing but the heal (4 s after the call began) ended the wait
+    b = hung_without_a_reason(4.02, healed_after=4.0, client_gone=False, client_timeout="none")
+    result = check(b)
+    assert result.valid is False and "late" in result.counterexample[0]["why"]
+    unconfigured = deadline_honoured(b.history(), b.snapshot())  # judged by the timeout its client sent: none
+    assert unconfigured.valid is False and "without a timeout" in unconfigured.counterexample[0]["why"]
+
+
+def test_a_job_that_ended_after_the_heal_answered_its_call_early_is_not_evidence():
+    # healed 0.5 s into the call, the job failed on the provider's 503 at 0.52 s: no deadline was tested
+    result = check(hung_without_a_reason(0.52, healed_after=0.5, client_gone=False))
+    assert result.valid == "unknown" and "no deadline was put to the test" in result.message
+
+
+def test_a_hung_call_whose_job_shows_no_end_yet_is_unknown_not_valid():
+    result = check(hung_without_a_reason(None, healed_after=0.5, client_gone=False))
+    assert result.valid == "unknown" and result.details["judged"] == 0

@@ -177,6 +177,16 @@ def test_inject_and_heal_are_recorded_and_heal_is_idempotent(run):
         switch.inject()
 
 
+def test_a_fault_whose_trigger_names_a_job_is_recorded_as_that_jobs_event(run):
+    """A kill at a job's held call says so in the details it records: that job's timeline shows it."""
+    switch = Switch().bind(run)
+    switch.record("ok", "inject", job_id="j-7", call_id=3)
+    switch.record("ok", "heal")
+    named, plain = [e for e in run.history.events() if e.source == "fault"]
+    assert (named.job_id, named.data["job_id"]) == ("j-7", "j-7")
+    assert plain.job_id is None
+
+
 def test_a_failed_injection_is_recorded_and_raised_as_a_fault_error(run):
     with pytest.raises(FaultError, match="fault 'switch': cannot inject: OSError: no such device"):
         Switch(fail_inject=True).inject(run)
