@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from harness._ports import free_port, release_port
 from harness.config import Config
 from harness.errors import ConfigError, ServiceError
-from harness.evidence import prepare_template
+from harness.evidence import JobTable, prepare_template
 from harness.evidence.statements import install_statement_stats
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
@@ -75,6 +75,7 @@ class Stack:
         if bad:
             raise ConfigError(f"proxied: cannot proxy {sorted(bad)}; choose from {PROXYABLE}", key="proxied")
         self.backend = backend = backend_for(config)
+        self.absent_job_columns: frozenset[str] = frozenset()  # optional job_* columns left at a default the table lacks
         schema = self._template_builder(config)  # called once the stack's values exist
 
         def common(name: str) -> dict[str, Any]:
@@ -119,7 +120,8 @@ class Stack:
         def build(url: str) -> None:
             schema(url)
             dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
-            prepare_template(config, dsn)  # a wrong job_* key fails here, naming the columns that exist
+            # a wrong job_* key fails here, naming the columns that exist
+            self.absent_job_columns = prepare_template(config, dsn)
             install_statement_stats(dsn)  # every test's copy counts its statements (harness.work)
         return build
 
@@ -127,6 +129,10 @@ class Stack:
         """The app's environment (no instrumentation) with its database URLs pointing at ``url``."""
         values = {**self.values, **database_values(url)}
         return {**os.environ, **self._env(values)}
+
+    def job_table(self, config: Config) -> JobTable:
+        """The app's job table as ``config`` names it, less the defaulted columns its schema lacks."""
+        return JobTable.from_config(config).without(self.absent_job_columns)
 
     @property
     def infrastructure(self) -> list[ProcessService]:
