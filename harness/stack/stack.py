@@ -203,7 +203,8 @@ class Stack:
 
         pythonpath = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
         settings = settings_for(self.config, brokers=[self.values["redis_url"], self.redis.url],
-                                databases=[self.values["database_url"], self.postgres.url_for("app")])
+                                databases=[self.values["database_url"], self.postgres.url_for("app")],
+                                sqs=[self.values["sqs_endpoint"], self.sqs.url])
         return {**env, **self.instrument.env(paidapi_url=self.values["paidapi_url"],
                                              job_id_from=self.config.job_id_from, pythonpath=pythonpath,
                                              settings=settings)}
