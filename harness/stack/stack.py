@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from harness._ports import free_port, release_port
+from harness._wait import wait_until
 from harness.config import Config
 from harness.errors import ConfigError, ServiceError
 from harness.evidence import JobTable, prepare_template
@@ -118,12 +119,31 @@ class Stack:
         schema = schema_builder(config.schema, config.root, self._env_for_database)
 
         def build(url: str) -> None:
-            schema(url)
-            dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
+            schema(self._as_the_app_reaches_it(url))
+            dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)  # the harness's own: the socket
             # a wrong job_* key fails here, naming the columns that exist
             self.absent_job_columns = prepare_template(config, dsn)
             install_statement_stats(dsn)  # every test's copy counts its statements (harness.work)
         return build
+
+    def _as_the_app_reaches_it(self, url: str) -> str:
+        """``url`` (a database of the server, by its socket) by the route the app's database values
+        take: the fault proxy's TCP address when ``proxied`` lists postgres (settings that build
+        their URL from a host and a port take no socket folder), once the proxy holds that route."""
+        port = self.proxy_ports.get("postgres")
+        if port is None:
+            return url
+        wait_until(lambda: self._has_route("postgres"), timeout=self.config.start_timeout,
+                   what="the fault proxy's route to postgres, which the app's schema reaches it by")
+        return self.postgres.url_for(database_values(url)["database_name"], port=port)
+
+    def _has_route(self, name: str) -> bool:
+        from harness.proxy.client import ProxyAPIError
+
+        try:
+            return self.proxy.is_running() and bool(self.proxy.client().get_proxy(name))
+        except ProxyAPIError:
+            return False  # not listening yet, or its routes not made yet: it starts beside Postgres
 
     def _env_for_database(self, url: str) -> dict[str, str]:
         """The app's environment (no instrumentation) with its database URLs pointing at ``url``."""
