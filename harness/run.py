@@ -88,7 +88,7 @@ class Run:
         self.rng = random.Random(f"{config.seed}:{nodeid}")
         self.history = Recorder(self.artifacts / "history.jsonl")
         self.record = Record(self.history)  # what the scenario saw the app do, in the checkers' words
-        self.jobs = JobTable.from_config(config)
+        self.jobs = stack.job_table(config)
         self.job_logs = JobLogs(self.jobs, stack.postgres.dsn)  # read as they grow: see catch_up
         self._catch_up_lock = threading.Lock()
         self.paidapi = stack.paidapi.control()

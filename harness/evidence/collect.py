@@ -218,4 +218,7 @@ def save_logs(run: Run) -> Path:
     folder.mkdir(exist_ok=True)
     for service in run.stack.services():
         (folder / f"{service.name}.log").write_text(run.service_log(service))
+    zygote = getattr(run.stack.backend, "zygote", None)  # its preload report (what it could not import) is written once, at its start
+    if zygote is not None and zygote.log_path.exists():
+        (folder / "zygote.log").write_text(zygote.log_path.read_text(errors="replace"))
     return folder

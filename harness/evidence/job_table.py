@@ -6,8 +6,9 @@ database (so every per-test copy records every state change, however short).
 """
 from __future__ import annotations
 
+import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import psycopg
 from psycopg import sql
@@ -17,6 +18,12 @@ from harness.errors import ConfigError
 from harness.evidence.heartbeats import Beat, read_heartbeats
 from harness.evidence.state_log import StateChange, StateLogConfig, install_sql, read_state_log
 from harness.history.snapshot import JobRow, Snapshot
+
+log = logging.getLogger("harness.evidence")
+# the columns a job table may lack: left at its default, such a key names a column the app may not
+# have (``attempt``, ``heartbeat_at``), and is simply not read; the id and the state it must have
+OPTIONAL_COLUMNS = {"job_reason_column": "reason_column", "job_attempt_column": "attempt_column",
+                    "job_heartbeat_column": "heartbeat_column", "job_updated_column": "updated_column"}
 
 
 @dataclass(frozen=True)
@@ -46,9 +53,15 @@ class JobTable:
                  "job_heartbeat_column": self.heartbeat_column, "job_updated_column": self.updated_column}
         return {key: column for key, column in named.items() if column}
 
-    def check(self, dsn: str) -> None:
+    def without(self, keys: frozenset[str]) -> "JobTable":
+        """This table with the optional columns of config ``keys`` not read."""
+        return replace(self, **{OPTIONAL_COLUMNS[key]: None for key in keys})
+
+    def check(self, dsn: str, defaults: frozenset[str] = frozenset()) -> frozenset[str]:
         """ConfigError naming the key, the table and its real columns, when config names a
-        table or column the app's schema does not have (called right after the schema is made)."""
+        table or column the app's schema does not have (called right after the schema is made);
+        the keys of ``defaults`` (optional columns left at their default) that the table lacks are
+        returned instead, as columns not to read."""
         with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
             exists = self._exists(conn, self.table)
             columns = [r[0] for r in conn.execute(
@@ -59,11 +72,15 @@ class JobTable:
         if not exists:
             raise ConfigError(f"job_table = {self.table!r}: the schema has no such table; its tables: "
                               f"{', '.join(tables) or '(none)'}", key="job_table")
+        absent = set()
         for key, column in self.columns_by_key().items():
-            if column not in columns:
+            if column not in columns and key in defaults and key in OPTIONAL_COLUMNS:
+                absent.add(key)
+            elif column not in columns:
                 raise ConfigError(f"{key} = {column!r}: table {self.table!r} has no such column; its columns: "
                                   f"{', '.join(columns)}", key=key)
         self._check_states(dsn)
+        return frozenset(absent)
 
     def _check_states(self, dsn: str) -> None:
         """Where the state column is an enum, every terminal state must be one of its labels."""
@@ -142,10 +159,16 @@ class JobTable:
             return read_heartbeats(conn, log) if self._exists(conn, log.heartbeat_log_table) else None
 
 
-def prepare_template(config: Config, dsn: str) -> None:
+def prepare_template(config: Config, dsn: str) -> frozenset[str]:
     """Right after the app's schema is made in the template database: check that config's job table
     and columns exist (a ConfigError naming the key and what exists), then install the state-log
-    trigger, so every copy of the template records its jobs' state changes."""
+    trigger, so every copy of the template records its jobs' state changes. Returns the keys of
+    the optional columns left at their default that the table does not have (not read: ``without``)."""
+    defaults = frozenset(key for key in OPTIONAL_COLUMNS if config.sources.get(key) == "default")
     jobs = JobTable.from_config(config)
-    jobs.check(dsn)
-    jobs.install_state_log(dsn)
+    absent = jobs.check(dsn, defaults)
+    for key in sorted(absent):
+        log.info("%s = %r (its default): table %r has no such column, so it is not read",
+                 key, getattr(config, key), jobs.table)
+    jobs.without(absent).install_state_log(dsn)
+    return absent

@@ -35,7 +35,7 @@ def activate() -> None:
     routes = Routes(os.environ.get(ENV_PAIDAPI_URL, ""), settings.get("paid_hosts") or {})
     calls = PaidCalls("", routes, TimeoutPolicy(float(settings.get("time_scale") or 1.0),
                                                 settings.get("scale_paid_call_timeouts") or ()))
-    targets = Targets(settings.get("broker") or (), settings.get("database") or ())
+    targets = Targets(settings.get("broker") or (), settings.get("database") or (), settings.get("sqs") or ())
     when_imported("celery", celery_hooks.install)
     when_imported("celery", overrides.install)
     when_imported("kombu", targets.patch_kombu)

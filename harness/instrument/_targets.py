@@ -2,21 +2,27 @@
 
 An app that reads its broker or database URL from a variable
 ``[tool.jobquake.env]`` does not set falls back to its own default (often
-``redis://localhost:6379/0``): its worker then waits on a queue nobody
-feeds, or writes to another database, and the run only times out. Each
-Redis connection kombu makes and each PostgreSQL engine SQLAlchemy creates
-is compared with the stack's addresses; another one is an error line
-(``WRONG_TARGET_MARKER``) naming both URLs, which fails the process's start.
+``redis://localhost:6379/0``, or RabbitMQ's ``amqp://guest@localhost//``):
+its worker then waits on a queue nobody feeds (or retries a server that is
+not there), or writes to another database, and the run only times out. Each
+connection kombu makes and each PostgreSQL engine SQLAlchemy creates is
+compared with the stack's addresses: Redis at the stack's Redis, SQS at the
+stack's SQS endpoint, any other transport never the stack's. Another one is
+an error line (``WRONG_TARGET_MARKER``) naming both URLs, which fails the
+process's start.
 """
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, Iterable
 from urllib.parse import parse_qs, urlsplit
 
 from harness.instrument import WRONG_TARGET_MARKER, _events
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+# kombu transports inside the process itself: they connect to no server, so to no wrong one
+IN_PROCESS = frozenset({"memory"})
 
 
 def _address(url: str) -> tuple[str, int | None]:
@@ -29,11 +35,12 @@ def _address(url: str) -> tuple[str, int | None]:
 
 
 class Targets:
-    """The stack's broker and database URLs (direct and through the proxy)."""
+    """The stack's broker, database and SQS endpoint URLs (direct and through the proxy)."""
 
-    def __init__(self, broker: Iterable[str] = (), database: Iterable[str] = ()):
+    def __init__(self, broker: Iterable[str] = (), database: Iterable[str] = (), sqs: Iterable[str] = ()):
         self.broker = [u for u in broker if u]
         self.database = [u for u in database if u]
+        self.sqs = [u for u in sqs if u]
         self._reported: set[str] = set()
 
     @staticmethod
@@ -55,9 +62,27 @@ class Targets:
         ours, default_port = (self.broker, 6379) if kind == "broker" else (self.database, 5432)
         if not ours or url in self._reported or self._same(url, ours, default_port):
             return
+        self._report(kind, url, _hidden(ours[0]))
+
+    def check_kombu(self, transport: str, url: str, sqs_endpoint: str | None = None) -> None:
+        """Report a kombu connection over ``transport`` to ``url`` that is not the stack's broker
+        (``sqs_endpoint``: where an SQS connection sends its requests; None: AWS's own)."""
+        if transport.startswith("redis"):
+            self.check("broker", url)
+            return
+        if transport == "sqs":
+            if sqs_endpoint and self._same(sqs_endpoint, self.sqs, 443 if sqs_endpoint.startswith("https") else 80):
+                return
+            url = f"{url} at {sqs_endpoint or 'the AWS endpoint'}"
+        if transport in IN_PROCESS or not self.broker or url in self._reported:
+            return
+        stack = _hidden(self.broker[0]) + (f" (or its SQS at {self.sqs[0]})" if self.sqs else "")
+        self._report("broker", url, stack)
+
+    def _report(self, kind: str, url: str, stack: str) -> None:
         self._reported.add(url)
         _events.log(f"{WRONG_TARGET_MARKER} this process connects to the {kind} {_hidden(url)}, not the "
-                    f"stack's {_hidden(ours[0])}: the app reads its {kind} URL from a variable "
+                    f"stack's {stack}: the app reads its {kind} URL from a variable "
                     f"[tool.jobquake.env] does not set (`jobquake config` lists what it sets)")
 
     # -- the libraries -------------------------------------------------------------
@@ -73,20 +98,40 @@ class Targets:
         def __init__(conn: Any, *args: Any, **kwargs: Any) -> None:
             original(conn, *args, **kwargs)
             try:
-                if str(conn.transport_cls).startswith("redis"):
-                    vhost = str(conn.virtual_host or "0").lstrip("/")
-                    targets.check("broker", f"{conn.transport_cls}://{conn.hostname}:{conn.port or 6379}/{vhost}")
+                targets.kombu_connection(conn)
             except Exception:  # noqa: BLE001 - a check must never break the app's connection
                 pass
 
         __init__._jobquake_patched = True  # type: ignore[attr-defined]
         Connection.__init__ = __init__
 
+    def kombu_connection(self, conn: Any) -> None:
+        """Check a kombu ``Connection`` as it is made (before it connects: a wrong one fails at once)."""
+        transport = conn.transport_cls
+        if not isinstance(transport, str):
+            return  # a transport class passed in: no URL to compare
+        if transport.startswith("redis"):
+            vhost = str(conn.virtual_host or "0").lstrip("/")
+            self.check_kombu(transport, f"{transport}://{conn.hostname}:{conn.port or 6379}/{vhost}")
+        elif transport == "sqs":
+            self.check_kombu(transport, "sqs://", _sqs_endpoint(conn))  # its endpoint says where
+        else:
+            self.check_kombu(transport, conn.as_uri())
+
     def engine_created(self, engine: Any) -> None:
         """Called with every engine SQLAlchemy creates (``_sqlalchemy.py``)."""
         url = engine.url
         if url.get_backend_name() == "postgresql":
             self.check("database", url.render_as_string(hide_password=True))
+
+
+def _sqs_endpoint(conn: Any) -> str | None:
+    """Where kombu's SQS transport sends requests: the URL's host (as ``Channel.endpoint_url`` makes
+    it), else boto's endpoint variables; None: AWS's own endpoint."""
+    if conn.hostname:
+        scheme = "https" if conn.transport_options.get("is_secure") else "http"
+        return f"{scheme}://{conn.hostname}" + (f":{conn.port}" if conn.port else "")
+    return os.environ.get("AWS_ENDPOINT_URL_SQS") or os.environ.get("AWS_ENDPOINT_URL") or None
 
 
 def _socket(url: str) -> tuple[str, str]:

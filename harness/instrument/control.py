@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from harness._channel_dir import check_channel, make_channel, read_channel_file, renew_folder
 from harness.instrument import BOOT_DIR, ENV_DIR, ENV_JOB_ID_FROM, ENV_PAIDAPI_URL, ENV_SETTINGS
@@ -107,17 +107,19 @@ class InstrumentControl:
                       fix="make it with InstrumentControl.create", key=ENV_DIR)
 
 
-def settings_for(config: Any, *, brokers: list[str], databases: list[str]) -> dict[str, Any]:
+def settings_for(config: Any, *, brokers: list[str], databases: list[str],
+                 sqs: Sequence[str] = ()) -> dict[str, Any]:
     """What the instrumentation of every app process needs from config, in run seconds: provider
-    hosts to route, paid-call timeouts to scale, Celery overrides, and the stack's own broker and
-    database URLs (``brokers`` / ``databases``: as the app is given them, and direct)."""
+    hosts to route, paid-call timeouts to scale, Celery overrides, and the stack's own broker,
+    database and SQS endpoint URLs (``brokers`` / ``databases`` / ``sqs``: as the app is given
+    them, and direct)."""
     from harness.instrument.celery_settings import scaled
 
     return {"time_scale": config.time_scale,
             "paid_hosts": dict(config.paid_hosts),
             "scale_paid_call_timeouts": list(config.scale_paid_call_timeouts),
             "celery": scaled(config.celery, config.time_scale),
-            "broker": brokers, "database": databases}
+            "broker": brokers, "database": databases, "sqs": list(sqs)}
 
 
 def events_from_records(records: list[Mapping[str, Any]]) -> list[Any]:

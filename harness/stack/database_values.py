@@ -7,7 +7,9 @@ from ``POSTGRES_HOST``, ``POSTGRES_DB``...) use ``{database_host}``,
 for the template database while the app's schema is made there. A database
 reached through its private Unix socket names it in the URL's query
 (``?host=/folder&port=N``, libpq's form): ``{database_host}`` is then that
-folder, which Django and libpq take for a socket's.
+folder, which Django and libpq take for a socket's. With ``proxied`` listing
+postgres, both databases are reached through the fault proxy's TCP address
+instead, for settings that build a URL from a host and a port.
 """
 from __future__ import annotations
 

@@ -9,7 +9,8 @@
   its own, with the app's environment pointing at the template database;
 * a command, such as ``"alembic upgrade head"``: run in the project folder
   with that same environment (the app's migrations find the database the
-  way they do in production, from the app's settings).
+  way they do in production, from the app's settings); its arguments may
+  name the template database's values (``{database_url}``, ``{database_host}``...).
 
 A command or a function run apart that fails is a ``ConfigError`` with its
 exit status and the tail of its output.
@@ -26,6 +27,7 @@ from typing import Any, Callable, Mapping
 
 from harness.config import load_callable
 from harness.errors import ConfigError
+from harness.stack.database_values import database_values
 
 SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 RUN_TIMEOUT = 300.0  # seconds a migration may take
@@ -49,11 +51,7 @@ def schema_builder(spec: str, root: Path, env_for: Env) -> Callable[[str], None]
 def _command(spec: str, url: str) -> list[str]:
     from harness.stack.app import render_command
 
-    return render_command(spec, {"database_url": url, "database_dsn": _dsn(url)})
-
-
-def _dsn(url: str) -> str:
-    return re.sub(r"^postgresql\+\w+://", "postgresql://", url)
+    return render_command(spec, database_values(url))  # its URLs and parts: {database_host}, {database_port}...
 
 
 def _run(command: list[str], spec: str, root: Path, env: Mapping[str, str]) -> None:

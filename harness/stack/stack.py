@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from harness._ports import free_port, release_port
+from harness._wait import wait_until
 from harness.config import Config
 from harness.errors import ConfigError, ServiceError
-from harness.evidence import prepare_template
+from harness.evidence import JobTable, prepare_template
 from harness.evidence.statements import install_statement_stats
 from harness.stack.app import AppProcess
 from harness.stack.backends import backend_for
@@ -75,6 +76,7 @@ class Stack:
         if bad:
             raise ConfigError(f"proxied: cannot proxy {sorted(bad)}; choose from {PROXYABLE}", key="proxied")
         self.backend = backend = backend_for(config)
+        self.absent_job_columns: frozenset[str] = frozenset()  # optional job_* columns left at a default the table lacks
         schema = self._template_builder(config)  # called once the stack's values exist
 
         def common(name: str) -> dict[str, Any]:
@@ -117,16 +119,40 @@ class Stack:
         schema = schema_builder(config.schema, config.root, self._env_for_database)
 
         def build(url: str) -> None:
-            schema(url)
-            dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
-            prepare_template(config, dsn)  # a wrong job_* key fails here, naming the columns that exist
+            schema(self._as_the_app_reaches_it(url))
+            dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)  # the harness's own: the socket
+            # a wrong job_* key fails here, naming the columns that exist
+            self.absent_job_columns = prepare_template(config, dsn)
             install_statement_stats(dsn)  # every test's copy counts its statements (harness.work)
         return build
+
+    def _as_the_app_reaches_it(self, url: str) -> str:
+        """``url`` (a database of the server, by its socket) by the route the app's database values
+        take: the fault proxy's TCP address when ``proxied`` lists postgres (settings that build
+        their URL from a host and a port take no socket folder), once the proxy holds that route."""
+        port = self.proxy_ports.get("postgres")
+        if port is None:
+            return url
+        wait_until(lambda: self._has_route("postgres"), timeout=self.config.start_timeout,
+                   what="the fault proxy's route to postgres, which the app's schema reaches it by")
+        return self.postgres.url_for(database_values(url)["database_name"], port=port)
+
+    def _has_route(self, name: str) -> bool:
+        from harness.proxy.client import ProxyAPIError
+
+        try:
+            return self.proxy.is_running() and bool(self.proxy.client().get_proxy(name))
+        except ProxyAPIError:
+            return False  # not listening yet, or its routes not made yet: it starts beside Postgres
 
     def _env_for_database(self, url: str) -> dict[str, str]:
         """The app's environment (no instrumentation) with its database URLs pointing at ``url``."""
         values = {**self.values, **database_values(url)}
         return {**os.environ, **self._env(values)}
+
+    def job_table(self, config: Config) -> JobTable:
+        """The app's job table as ``config`` names it, less the defaulted columns its schema lacks."""
+        return JobTable.from_config(config).without(self.absent_job_columns)
 
     @property
     def infrastructure(self) -> list[ProcessService]:
@@ -197,7 +223,8 @@ class Stack:
 
         pythonpath = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
         settings = settings_for(self.config, brokers=[self.values["redis_url"], self.redis.url],
-                                databases=[self.values["database_url"], self.postgres.url_for("app")])
+                                databases=[self.values["database_url"], self.postgres.url_for("app")],
+                                sqs=[self.values["sqs_endpoint"], self.sqs.url])
         return {**env, **self.instrument.env(paidapi_url=self.values["paidapi_url"],
                                              job_id_from=self.config.job_id_from, pythonpath=pythonpath,
                                              settings=settings)}

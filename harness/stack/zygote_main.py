@@ -34,19 +34,29 @@ ROOM = "--room="
 
 
 def preload(modules):
-    """Import what the app will; report each that is not installed (not an error: apps differ)."""
+    """Import what the app will; report each that is not installed, or that failed to import (not an
+    error: apps differ, and an app module may need the app's environment, which the zygote has not)."""
     import importlib
 
-    loaded, missing = [], []
+    loaded, missing, failed = [], [], []
     for name in modules:
         try:
             importlib.import_module(name)
             loaded.append(name)
         except ImportError:
             missing.append(name)
+        except Exception as exc:  # noqa: BLE001 - the app's code, raising what it likes: its processes import it again
+            failed.append(f"{name} ({type(exc).__name__}: {_first_line(exc)})")
     print(f"zygote: preloaded {len(loaded)} module(s); not installed: {', '.join(missing) or 'none'}", flush=True)
+    for entry in failed:
+        print(f"zygote: not preloaded: {entry}", flush=True)
     gc.collect()
     gc.freeze()  # what is imported now is never collected: forks do not copy its pages by touching them
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else "no message"
 
 
 def serve(control, base_path):

@@ -91,3 +91,13 @@ def test_a_worker_on_the_apps_default_broker_fails_its_start_naming_both_urls(tm
     message = str(caught.value)
     assert "connects to the broker redis://localhost:6379/0, not the stack's redis://" in message
     assert stack.values["redis_url"].rsplit("@", 1)[-1] in message
+
+
+def test_a_worker_on_an_amqp_broker_fails_its_start_at_once_naming_both_urls(tmp_path):
+    # a RabbitMQ app's broker: its start fails at the first connection, not after start_timeout of retries
+    stack = _project(tmp_path, 'LIMITS_BROKER = "amqp://guest:guest@127.0.0.1:5672//"')
+    with pytest.raises(ServiceError) as caught:
+        stack.start()
+    message = str(caught.value)
+    assert "connects to the broker amqp://guest:***@127.0.0.1:5672//, not the stack's redis://" in message
+    assert f"(or its SQS at {stack.values['sqs_endpoint']})" in message

@@ -1,6 +1,9 @@
 """Checked at start: a process the instrumentation cannot load into, a job table config gets wrong."""
 from __future__ import annotations
 
+import dataclasses
+import logging
+
 import pytest
 
 from harness._ports import free_port
@@ -102,3 +105,28 @@ def test_terminal_states_must_be_values_of_an_enum_state_column(postgres):
                                           r"waiting, complete, error$"):
         table.check(postgres.dsn)
     JobTable("runs", "run_id", "phase", None, None, None, ("complete", "error")).check(postgres.dsn)
+
+
+def test_an_optional_column_left_at_its_default_is_not_read_when_the_table_lacks_it(caplog):
+    # plainapp's table has no `attempt`: as if its config had left job_attempt_column unset
+    base = resolve(cli={"workers": 0}, environ={}, pyproject=PLAINAPP / "pyproject.toml")
+    config = dataclasses.replace(base, job_attempt_column="attempt",
+                                 sources={**base.sources, "job_attempt_column": "default"})
+    stack = Stack(config, reaper.run_dir() / "plain-default-column")
+    caplog.set_level(logging.INFO, logger="harness.evidence")
+    try:
+        stack.start()
+        jobs = stack.job_table(config)
+        assert jobs.attempt_column is None and jobs.reason_column == "why"
+        assert not jobs.snapshot(stack.postgres.dsn).jobs  # the query names no missing column
+        assert "job_attempt_column = 'attempt' (its default): table 'work_items' has no such column" in caplog.text
+    finally:
+        stack.stop()
+
+
+def test_an_optional_column_set_by_the_user_that_the_table_lacks_still_fails_the_start():
+    config = resolve(cli={"job_attempt_column": "attempt", "workers": 0}, environ={},
+                     pyproject=PLAINAPP / "pyproject.toml")
+    stack = Stack(config, reaper.run_dir() / "plain-set-column")
+    with pytest.raises(ConfigError, match=r"^job_attempt_column = 'attempt': table 'work_items' has no such column"):
+        stack.start()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,7 @@ from harness.instrument import LOADED_MARKER
 from harness.instrument.control import InstrumentControl
 from harness.stack.app import AppProcess
 from harness.stack.readiness import ReadyCheck
-from harness.stack.zygote import Zygote
+from harness.stack.zygote import MAIN, Zygote
 from tests.common.processes import alive
 
 pytestmark = pytest.mark.integration
@@ -187,3 +188,24 @@ def test_the_zygote_ends_with_the_process_that_started_it(tmp_path):
     finally:
         owner.kill()
         owner.wait()
+
+
+def test_a_preload_that_raises_is_listed_and_the_zygote_still_serves(tmp_path):
+    # an app module that needs the app's environment at import: the zygote has pytest's
+    (tmp_path / "needs_env.py").write_text("raise RuntimeError('DATABASE_URL is not set')\n")
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    log = tmp_path / "zygote.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, str(MAIN), str(theirs.fileno()), "json", "needs_env", "not_there"],
+                                stdout=out, stderr=subprocess.STDOUT, pass_fds=(theirs.fileno(),),
+                                env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    theirs.close()
+    try:
+        ours.settimeout(30)
+        assert ours.recv(64) == b"ready\n", log.read_text()
+    finally:
+        ours.close()  # the zygote reads EOF and ends
+        proc.wait(10)
+    text = log.read_text()
+    assert "preloaded 1 module(s); not installed: not_there" in text
+    assert "not preloaded: needs_env (RuntimeError: DATABASE_URL is not set)" in text

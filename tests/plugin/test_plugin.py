@@ -72,7 +72,7 @@ def test_scenarios_pass_fail_and_leave_evidence(project: pytest.Pytester):
     done = next(artifacts.glob("*test_job_reaches_done*"))
     for name in ("history.jsonl", "snapshot.json", "verdict.json", "timeline.html"):
         assert (done / name).is_file(), name
-    for log in ("redis", "postgres", "sqs", "paidapi", "proxy", "worker1"):
+    for log in ("redis", "postgres", "sqs", "paidapi", "proxy", "worker1", "zygote"):
         assert (done / "logs" / f"{log}.log").is_file(), log
     events = [json.loads(line) for line in (done / "history.jsonl").read_text().splitlines()]
     states = [e["data"]["state"] for e in events if e["source"] == "job" and e["name"] == "state"]

@@ -117,3 +117,42 @@ def test_a_unix_socket_of_the_stack_is_not_every_loopback_address(capfd):
     err = capfd.readouterr().err
     assert "the broker redis://localhost:6379/0, not the stack's" in err
     assert "the database postgresql+psycopg://u:***@/app?host=/var/run/postgresql, not the stack's" in err
+
+
+def test_a_kombu_connection_over_another_transport_is_never_the_stacks_redis(capfd, monkeypatch):
+    from kombu import Connection
+
+    from harness.instrument._targets import Targets
+
+    monkeypatch.delenv("AWS_ENDPOINT_URL_SQS", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    targets = Targets(["redis://:s@127.0.0.1:6400/0"], sqs=["http://127.0.0.1:4700", "http://127.0.0.1:4566"])
+    targets.kombu_connection(Connection("redis://localhost:6400/1"))  # ours
+    targets.kombu_connection(Connection("sqs://key:secret@127.0.0.1:4566"))  # the stack's SQS, direct
+    targets.kombu_connection(Connection("memory://"))  # inside the process: connects nowhere
+    assert capfd.readouterr().err == ""
+    targets.kombu_connection(Connection("amqp://guest:guest@127.0.0.1:6400//"))  # even on the Redis port
+    targets.kombu_connection(Connection("pyamqp://"))
+    targets.kombu_connection(Connection("sqs://key:secret@"))  # no host: boto's default, AWS
+    targets.kombu_connection(Connection("sqs://key:secret@localhost:9324"))
+    err = capfd.readouterr().err
+    assert err.count("WRONG TARGET") == 4
+    stack = "not the stack's redis://:***@127.0.0.1:6400/0 (or its SQS at http://127.0.0.1:4700)"
+    assert f"the broker amqp://guest:***@127.0.0.1:6400//, {stack}" in err
+    assert f"the broker amqp://guest:***@localhost:5672//, {stack}" in err
+    assert "the broker sqs:// at the AWS endpoint, not the stack's" in err
+    assert "the broker sqs:// at http://localhost:9324, not the stack's" in err
+
+
+def test_an_sqs_connection_without_a_host_goes_where_boto_s_endpoint_variable_says(capfd, monkeypatch):
+    from kombu import Connection
+
+    from harness.instrument._targets import Targets
+
+    targets = Targets(["redis://:s@127.0.0.1:6400/0"], sqs=["http://127.0.0.1:4700"])
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", "http://127.0.0.1:4700")
+    targets.kombu_connection(Connection("sqs://key:secret@"))
+    assert capfd.readouterr().err == ""
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", "http://127.0.0.1:4701")
+    targets.kombu_connection(Connection("sqs://key:secret@"))
+    assert "the broker sqs:// at http://127.0.0.1:4701, not the stack's" in capfd.readouterr().err
