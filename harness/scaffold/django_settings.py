@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from harness.scaffold import read_env
 from harness.scaffold.findings import Findings
 from harness.scaffold.project import Project
 
@@ -52,10 +53,11 @@ def _imported(module: str, tree: ast.Module, prefix: str) -> list[str]:
 def read_environment(project: Project, found: Findings, settings: str | None, prefix: str) -> None:
     """Fill the findings' env vars and values from the settings' reads; a TODO where one is literal."""
     trees = settings_trees(project, settings, prefix)
-    for _, tree in trees:
+    schemes = read_env.scheme_defaults(project)
+    for module, tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
-                _env_call(node, found)
+                _env_call(node, found, module, schemes)
             elif isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "DATABASES":
                 _database_parts(node.value, found)
     names = {n.targets[0].id: (module, n.value) for module, tree in trees for n in tree.body
@@ -76,7 +78,7 @@ def has_setting(project: Project, settings: str | None, prefix: str, name: str) 
                for _, tree in settings_trees(project, settings, prefix) for n in tree.body)
 
 
-def _env_call(node: ast.Call, found: Findings) -> None:
+def _env_call(node: ast.Call, found: Findings, module: str, schemes: dict[str, object]) -> None:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     owner = getattr(func.value, "id", "") if isinstance(func, ast.Attribute) else ""
@@ -95,10 +97,12 @@ def _env_call(node: ast.Call, found: Findings) -> None:
     if name in ("db", "db_url"):
         found.env_values[var] = ("{database_dsn}", "DATABASES from it by django-environ: the per-test "
                                                    "database jobquake starts")
-    else:
+    else:  # django-environ's env("X") and decouple's config("X") raise when X is unset and has no default
         default = next((k.value for k in node.keywords if k.arg == "default"), node.args[1] if len(node.args) > 1
                        else None)
-        found.env_vars.setdefault(var, default.value if isinstance(default, ast.Constant) else None)
+        required = name not in ("get", "getenv") and var not in schemes and not read_env.has_default(node)
+        found.add_env(var, schemes.get(var, default.value if isinstance(default, ast.Constant) else None),
+                      source=f"{name}() in {module}", required=required)
 
 
 def _env_name(node: ast.AST) -> str | None:

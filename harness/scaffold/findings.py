@@ -107,6 +107,8 @@ class Findings:
         """Note a variable the app reads; the first reader to name it wins, unless ``override``."""
         if name in self.env_vars and not override:
             known = self.env_details.get(name)
+            if known is not None and required:
+                known.required = True  # one read that raises when it is unset is enough
             if known is not None and self.env_vars[name] is None and default is not None:
                 self.env_vars[name] = default  # a default found later is still worth having
             return

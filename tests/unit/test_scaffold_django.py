@@ -169,3 +169,19 @@ def test_databases_by_parts_get_the_parts_of_the_harness_database(tmp_path):
 def test_a_procfiles_environment_prefix_is_left_to_the_shell():
     assert beat("REMAP_SIGTERM=SIGQUIT celery -A app.tasks beat -l info") == \
         "celery -A app.tasks beat --loglevel INFO --scheduler celery.beat:Scheduler"
+
+
+def test_a_django_environ_read_with_no_default_is_required_and_a_secret_gets_a_throwaway_value(tmp_path):
+    root = _project(tmp_path, {
+        ".env.example": "SECRET_KEY=changeme\nAPP_LICENSE_ID=abc\n",
+        "conf/settings/local.py": "import environ\nenv = environ.Env(DEBUG_MODE=(bool, False))\n"
+                                  "SECRET_KEY = env('SECRET_KEY')\nLICENSE = env.str('APP_LICENSE_ID')\n"
+                                  "DEBUG = env('DEBUG_MODE')\nREGION = env('APP_REGION', default='eu')\n"
+                                  "DATABASES = {'default': env.db('DATABASE_URL')}\n",
+    })
+    found = scan(root)
+    required = {name for name, detail in found.env_details.items() if detail.required}
+    assert required == {"SECRET_KEY", "APP_LICENSE_ID"}  # the scheme and default= give the others one
+    config = render(found).config
+    assert 'SECRET_KEY = "jobquake-throwaway-secret-not-for-production"' in config  # any value works in a test
+    assert "(it does not start without them): APP_LICENSE_ID" in config
