@@ -15,6 +15,7 @@ PYTEST_SECTION = """
 [tool.pytest.ini_options]
 """
 TODO = "TODO(jobquake init)"
+NO_SWEEP = "no sweep process found: a job whose worker dies stays where it is; test_kill_worker.py shows it"
 
 CONFTEST = '''"""This project as its scenarios see it: how a job is submitted. Written by `jobquake init`."""
 import pytest
@@ -234,6 +235,21 @@ def submit(**job) -> str:
     raise NotImplementedError("$TODO: scenarios/submit_adapter.py submit() saves and queues a job")
 '''
 
+SKIPPED = '''"""$TITLE
+
+Not tested in this app: $REASON.
+Written by `jobquake init`; when the app changes, delete this file and run
+`jobquake init` again, or write the scenario yourself.
+"""
+import pytest
+
+pytestmark = pytest.mark.skip(reason=$REASON_TEXT)
+
+
+def test_not_applicable():
+    """Skipped: see the reason above."""
+'''
+
 FILES = {
     "conftest.py": CONFTEST,
     "test_kill_worker.py": KILL,
@@ -246,12 +262,20 @@ FILES = {
 
 def render(name: str, values: dict[str, str]) -> str:
     """File ``name`` with its ``$NAME`` placeholders filled."""
+    if name == "test_sweep.py" and values["SWEEPER"] == "None":
+        return skipped("A poison row in the sweep: one row the sweep cannot handle must not stop the others.",
+                       NO_SWEEP)
     return render_text(FILES[name], values)
 
 
 def render_text(text: str, values: dict[str, str]) -> str:
     """A template's text with its ``$NAME`` placeholders filled."""
     return Template(text).substitute({"TODO": TODO, **values})
+
+
+def skipped(title: str, reason: str) -> str:
+    """A scenario that does not apply to this app: a skip that says why (no stack is started for it)."""
+    return Template(SKIPPED).substitute(TITLE=title, REASON=reason, REASON_TEXT=json.dumps(reason))
 
 
 def adapter(submit: Any) -> str:
@@ -291,8 +315,9 @@ def values(found: Any, submit: Any, env: list, session: str | None, todos: list[
                             "no variable looked like the model call's deadline: each call's own timeout is used")}
     out.update({"POOL_AT": "sqlalchemy.after_commit", "POOL_KIND": "SQLAlchemy", "STALE_JOB": "{}"})
     out.update(found.scenario_values)  # a framework's reader fills some (Django: its failpoint at the commit)
-    todos.append("scenarios/test_sweep.py STALE_JOB, POISON: a row your sweep picks up, and what makes one "
-                 "poison (that scenario skips until they are set)")
+    if sweeper:  # without one, test_sweep.py is a skip saying so
+        todos.append("scenarios/test_sweep.py STALE_JOB, POISON: a row your sweep picks up, and what makes one "
+                     "poison (that scenario skips until they are set)")
     return out
 
 

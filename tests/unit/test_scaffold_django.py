@@ -185,3 +185,13 @@ def test_a_django_environ_read_with_no_default_is_required_and_a_secret_gets_a_t
     config = render(found).config
     assert 'SECRET_KEY = "jobquake-throwaway-secret-not-for-production"' in config  # any value works in a test
     assert "(it does not start without them): APP_LICENSE_ID" in config
+
+
+def test_with_no_sweeper_the_sweep_scenario_is_a_skip_saying_why_and_no_todo(tmp_path):
+    root = _project(tmp_path, {"conf/settings/local.py": "import os\nDATABASES = {'default': {'NAME': os.environ['PG_NAME']}}\n"})
+    scaffold = render(scan(root))
+    sweep = scaffold.files["scenarios/test_sweep.py"]
+    assert 'pytest.mark.skip(reason="no sweep process found: a job whose worker dies stays where it is; ' \
+           'test_kill_worker.py shows it")' in sweep
+    assert "STALE_JOB" not in sweep and not any("test_sweep.py" in todo for todo in scaffold.todos)
+    ast.parse(sweep)
