@@ -47,6 +47,9 @@ def read(project: Project, found: Findings) -> None:
     found.commands.update(django_processes.processes(
         project.root, str(rel), found.celery_app[0] if found.celery_app else None,
         django_settings.has_setting(project, settings, prefix, "CELERY_BEAT_SCHEDULE")))
+    hosts = django_settings.allowed_hosts(project, settings, prefix)
+    if hosts is not None and "web" in found.commands:
+        found.env_values[hosts[0]] = (hosts[1], "ALLOWED_HOSTS from it: the web process runs on loopback")
     found.scenario_values.update({"POOL_AT": "django.on_commit", "POOL_KIND": "Django connection"})
     found.scenario_files["test_commit_race.py"] = django_templates.COMMIT_RACE
 

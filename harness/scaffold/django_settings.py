@@ -21,6 +21,7 @@ from harness.scaffold.project import Project
 DB_URL_READERS = {"config", "parse"}  # dj_database_url.config(env="X") / parse(os.environ["X"])
 ENV_CALLS = {"env", "config", "str", "int", "float", "bool", "list", "db", "db_url", "url", "json", "cache_url",
              "getenv", "get"}
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")  # where init moves the web server
 DB_PARTS = {"HOST": "{database_host}", "PORT": "{database_port}", "NAME": "{database_name}",
             "USER": "{database_user}", "PASSWORD": "{database_password}"}
 
@@ -76,6 +77,24 @@ def has_setting(project: Project, settings: str | None, prefix: str, name: str) 
     """True when the settings assign ``name`` (``CELERY_BEAT_SCHEDULE``...)."""
     return any(isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == name
                for _, tree in settings_trees(project, settings, prefix) for n in tree.body)
+
+
+def allowed_hosts(project: Project, settings: str | None, prefix: str) -> tuple[str, str] | None:
+    """The variable ``ALLOWED_HOSTS`` is read from, and loopback's hosts in its format (``env.list`` and
+    decouple's ``Csv()`` split at commas, a ``.split(" ")`` at spaces); None when the settings read none."""
+    for _, tree in settings_trees(project, settings, prefix):
+        for node in tree.body:
+            if not (isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "ALLOWED_HOSTS"):
+                continue
+            reads = [n for n in ast.walk(node.value) if isinstance(n, ast.Call) and _env_name(n)]
+            reads += [n for n in ast.walk(node.value) if isinstance(n, ast.Subscript) and _env_name(n)]
+            if not reads:
+                return None
+            splits = [n for n in ast.walk(node.value) if isinstance(n, ast.Call) and
+                      getattr(n.func, "attr", "") == "split" and n.args and isinstance(n.args[0], ast.Constant)]
+            separator = str(splits[0].args[0].value) if splits else ","
+            return str(_env_name(reads[0])), separator.join(LOOPBACK_HOSTS)
+    return None
 
 
 def _env_call(node: ast.Call, found: Findings, module: str, schemes: dict[str, object]) -> None:

@@ -195,3 +195,14 @@ def test_with_no_sweeper_the_sweep_scenario_is_a_skip_saying_why_and_no_todo(tmp
            'test_kill_worker.py shows it")' in sweep
     assert "STALE_JOB" not in sweep and not any("test_sweep.py" in todo for todo in scaffold.todos)
     ast.parse(sweep)
+
+
+@pytest.mark.parametrize("read, expected", [
+    ("ALLOWED_HOSTS = env.list('ALLOWED_HOSTS', default=[])", {"ALLOWED_HOSTS": "127.0.0.1,localhost"}),
+    ("ALLOWED_HOSTS = os.environ.get('DJANGO_HOSTS', '').split(' ')", {"DJANGO_HOSTS": "127.0.0.1 localhost"}),
+    ("ALLOWED_HOSTS = ['example.com']", {}),
+])
+def test_allowed_hosts_read_from_a_variable_get_loopback_in_its_format(tmp_path, read, expected):
+    root = _project(tmp_path, {"conf/settings/local.py": f"import os, environ\nenv = environ.Env()\n{read}\n"})
+    values = {k: v for k, (v, _) in scan(root).env_values.items() if "HOSTS" in k}
+    assert values == expected
