@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from harness.scaffold import django_jobs, django_models, django_processes, django_settings, django_sweep, \
+from harness.scaffold import django_drf, django_jobs, django_models, django_processes, django_settings, django_sweep, \
     django_templates
 from harness.scaffold.findings import Findings, Function, Table
 from harness.scaffold.project import SKIP_DIRS, Project
@@ -82,6 +82,9 @@ def _job_table(project: Project, found: Findings, prefix: str, settings: str | N
     if states:
         found.final_states, found.final_states_why = states, why
     found.submit = _submit(found, model, prefix)
+    view = django_drf.find(project, model, prefix) if found.submit is None else None
+    if view is not None:
+        found.adapter = django_drf.adapter(view, model, "TODO(jobquake init)")
     swept = _swept_row(project, found, prefix, settings, model, state.name, enums)
     found.scenario_values["STALE_JOB"] = django_jobs.required_row(model, swept)
 

@@ -59,6 +59,16 @@ class Process:
 
 
 @dataclass
+class Adapter:
+    """The adapter a reader writes when only a view that needs a request takes a new job."""
+
+    text: str  # scenarios/submit_adapter.py
+    why: str  # what was found: conftest.py's comment on SUBMIT
+    args: list[str] = field(default_factory=list)  # lines of the job_args dict
+    todos: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Findings:
     """What the scan found; ``None`` / empty where nothing was."""
 
@@ -98,6 +108,7 @@ class Findings:
     final_states_why: str = ""  # where final_states came from, when not a constant of literal states
     env_values: dict[str, tuple[str, str]] = field(default_factory=dict)  # var -> (value, why): over the roles
     submit: Function | None = None  # the function that takes a new job, where a reader knows it
+    adapter: Adapter | None = None  # or the adapter that calls the view taking it (Django REST framework)
     scenario_values: dict[str, str] = field(default_factory=dict)  # template placeholders a reader fills
     scenario_files: dict[str, str] = field(default_factory=dict)  # more scenario templates: file name -> text
     env_todos: list[str] = field(default_factory=list)  # what the app's environment cannot reach (a TODO each)

@@ -48,7 +48,7 @@ def render(found: Findings) -> Scaffold:
     files = {f"scenarios/{name}": templates.render(name, values) for name in templates.FILES}
     files.update({f"scenarios/{name}": templates.render_text(text, values) for name, text in found.scenario_files.items()})
     if chosen.adapter:
-        files["scenarios/submit_adapter.py"] = templates.adapter(chosen)
+        files["scenarios/submit_adapter.py"] = chosen.text or templates.adapter(chosen)
     todos += chosen.todos
     pytest_section = "" if found.has_pytest_config else templates.PYTEST_SECTION
     return Scaffold(config="\n".join(lines) + "\n", files=files, todos=todos, pytest_section=pytest_section)

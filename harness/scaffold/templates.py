@@ -291,7 +291,7 @@ def values(found: Any, submit: Any, env: list, session: str | None, todos: list[
     fn = submit.function
     spec = "scenarios.submit_adapter:submit" if submit.adapter else (f"{fn.module}:{fn.name}" if fn else None)
     args = "{\n" + "\n".join(f"        {line}" for line in submit.args) + "\n    }" if submit.args else "{}"
-    if submit.adapter:
+    if submit.adapter and not submit.args:
         args = "{}  # " + TODO + ": what scenarios/submit_adapter.py needs for job number n"
         todos.append("scenarios/conftest.py job_args: what the adapter needs for job number n")
     # the app's setting for the deadline, where it is the only one: literal timeouts in calls are other

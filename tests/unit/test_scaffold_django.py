@@ -206,3 +206,95 @@ def test_allowed_hosts_read_from_a_variable_get_loopback_in_its_format(tmp_path,
     root = _project(tmp_path, {"conf/settings/local.py": f"import os, environ\nenv = environ.Env()\n{read}\n"})
     values = {k: v for k, (v, _) in scan(root).env_values.items() if "HOSTS" in k}
     assert values == expected
+
+
+DRF_MODELS = '''from django.db import models
+
+
+class Job(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True)
+    input_text = models.TextField()
+    priority = models.IntegerField(default=0)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    updated_at = models.DateTimeField(auto_now=True)
+'''
+DRF_SERIALIZERS = '''from rest_framework import serializers
+from .models import Job
+
+
+class JobSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Job
+        fields = ["id", "input_text", "priority", "status", "updated_at"]
+        read_only_fields = ["id", "status", "updated_at"]
+'''
+DRF_TASKS = "from celery import shared_task\n\n\n@shared_task\ndef process_job(job_id):\n    pass\n"
+
+
+def _drf_project(tmp_path: Path, views: str, urls: str) -> Path:
+    return _project(tmp_path, {"conf/settings/local.py": "import os\nDATABASES = {'default': {'NAME': os.environ['PG_NAME']}}\n",
+                               "jobs/__init__.py": "", "jobs/models.py": DRF_MODELS,
+                               "jobs/serializers.py": DRF_SERIALIZERS, "jobs/tasks.py": DRF_TASKS,
+                               "jobs/views.py": views, "jobs/urls.py": urls})
+
+
+def test_a_drf_create_view_of_the_job_model_gets_an_adapter_calling_it_through_the_request_factory(tmp_path):
+    root = _drf_project(tmp_path, '''from rest_framework import generics, status
+from rest_framework.response import Response
+from .models import Job
+from .serializers import JobSerializer
+from .tasks import process_job
+
+
+class JobCreateView(generics.CreateAPIView):
+    serializer_class = JobSerializer
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        job = serializer.save()
+        process_job.delay(str(job.id))
+        return Response({"event_id": job.id}, status=status.HTTP_201_CREATED)
+''', 'from django.urls import path\nfrom .views import JobCreateView\nurlpatterns = [path("jobs/", JobCreateView.as_view())]\n')
+    scaffold = render(scan(root))
+    adapter = scaffold.files["scenarios/submit_adapter.py"]
+    assert "from jobs.views import JobCreateView" in adapter and "JobCreateView.as_view()(request)" in adapter
+    assert 'PATH = "/jobs/"' in adapter and 'ID_KEY = "event_id"' in adapter  # the key of the view's Response
+    conftest = scaffold.files["scenarios/conftest.py"]
+    assert 'SUBMIT = "scenarios.submit_adapter:submit"' in conftest
+    # the serializer's writable fields, placeholders marked as such
+    assert "'input_text': f\"input_text {n}\",  # TODO(jobquake init)" in conftest
+    assert "'priority': n,  # TODO(jobquake init)" in conftest and "'status'" not in conftest
+    assert not any("SUBMIT" in todo or "submit_adapter.py" in todo for todo in scaffold.todos)
+    ast.parse(adapter)
+
+
+def test_a_drf_viewset_is_called_by_its_create_action_and_an_unknown_id_key_is_a_named_todo(tmp_path):
+    root = _drf_project(tmp_path, '''from rest_framework import viewsets
+from rest_framework.response import Response
+from .serializers import JobSerializer
+from .tasks import process_job
+
+
+class JobViewSet(viewsets.ModelViewSet):
+    serializer_class = JobSerializer
+
+    def perform_create(self, serializer):
+        job = serializer.save()
+        process_job.apply_async(args=[job.pk])
+
+    def create(self, request, *args, **kwargs):
+        super().create(request, *args, **kwargs)
+        return Response({"ok": True})
+''', 'from rest_framework.routers import DefaultRouter\nfrom .views import JobViewSet\nrouter = DefaultRouter()\n'
+     'router.register(r"jobs", JobViewSet)\n')
+    scaffold = render(scan(root))
+    adapter = scaffold.files["scenarios/submit_adapter.py"]
+    assert 'JobViewSet.as_view({"post": "create"})(request)' in adapter and 'PATH = "/jobs"' in adapter
+    assert "ID_KEY = None  # TODO(jobquake init): the key of the new job's id" in adapter
+    assert "scenarios/submit_adapter.py ID_KEY: the key of the new job's id in JobViewSet's response" in scaffold.todos
