@@ -140,12 +140,20 @@ def sample(name: str, kind: str, choices: tuple[str, ...] = ()) -> str:
     return "None"
 
 
-def adapter(view: View, model: Model, todo: str) -> Adapter:
-    """The adapter that calls ``view``, the arguments of job number ``n``, and the TODOs it leaves."""
+def adapter(view: View, model: Model, todo: str, atomic_requests: bool = False) -> Adapter:
+    """The adapter that calls ``view``, the arguments of job number ``n``, and the TODOs it leaves; with
+    ``ATOMIC_REQUESTS``, inside a transaction, as Django's handler calls it (``as_view()`` alone does not)."""
     where = f"{view.module}.{view.name}"
+    actions = '{"post": "create"}' if view.viewset else ""
+    call = f"response = {view.name}.as_view({actions})(request)"
+    imports = "from rest_framework.test import APIRequestFactory\n"
+    if atomic_requests:
+        imports = "from django.db import transaction\n" + imports
+        call = ("with transaction.atomic():  # ATOMIC_REQUESTS: Django's handler runs each view in a transaction"
+                f"\n        {call}")
     text = Template(django_templates.DRF_ADAPTER).substitute(
-        TODO=todo, VIEW=where, SERIALIZER=view.serializer, MODULE=view.module, NAME=view.name,
-        PATH=json.dumps(view.path), ACTIONS='{"post": "create"}' if view.viewset else "",
+        TODO=todo, CALL=call, IMPORTS=imports, VIEW=where, SERIALIZER=view.serializer, MODULE=view.module, NAME=view.name,
+        PATH=json.dumps(view.path),
         PATH_WHY="the view's route (its URLconf)" if view.path != "/" else "no route names the view: any path works",
         ID_KEY=json.dumps(view.id_key) if view.id_key else "None",
         ID_WHY=(f"found: the key of the new job's id in {view.name}'s response" if view.id_key else
@@ -159,4 +167,4 @@ def adapter(view: View, model: Model, todo: str) -> Adapter:
         todos.append(f"scenarios/submit_adapter.py ID_KEY: the key of the new job's id in {view.name}'s response")
     why = (f"found: {where} ({view.path}) saves a new job through {view.serializer} and queues it: the scenarios "
            f"call it through scenarios/submit_adapter.py")
-    return Adapter(text, why, args, todos)
+    return Adapter(text, why, args, todos, view.body)

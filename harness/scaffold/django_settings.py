@@ -79,6 +79,23 @@ def has_setting(project: Project, settings: str | None, prefix: str, name: str) 
                for _, tree in settings_trees(project, settings, prefix) for n in tree.body)
 
 
+def atomic_requests(project: Project, settings: str | None, prefix: str) -> bool:
+    """True unless no database of the settings sets ``ATOMIC_REQUESTS`` (or sets it to a literal False)."""
+    for _, tree in settings_trees(project, settings, prefix):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                values = [v for k, v in zip(node.keys, node.values)
+                          if isinstance(k, ast.Constant) and k.value == "ATOMIC_REQUESTS"]
+            elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+                key = node.targets[0].slice
+                values = [node.value] if isinstance(key, ast.Constant) and key.value == "ATOMIC_REQUESTS" else []
+            else:
+                continue
+            if any(not (isinstance(v, ast.Constant) and v.value is False) for v in values):
+                return True
+    return False
+
+
 def allowed_hosts(project: Project, settings: str | None, prefix: str) -> tuple[str, str] | None:
     """The variable ``ALLOWED_HOSTS`` is read from, and loopback's hosts in its format (``env.list`` and
     decouple's ``Csv()`` split at commas, a ``.split(" ")`` at spaces); None when the settings read none."""

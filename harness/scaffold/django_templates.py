@@ -45,8 +45,7 @@ APIRequestFactory, so each job goes through the app's own validation, save
 and enqueue. A view that needs an authenticated user needs one here too
 (``rest_framework.test.force_authenticate(request, user)``).
 """
-from rest_framework.test import APIRequestFactory
-
+$IMPORTS
 from $MODULE import $NAME
 
 PATH = $PATH  # $PATH_WHY
@@ -56,7 +55,7 @@ ID_KEY = $ID_KEY  # $ID_WHY
 def submit(**job) -> str:
     """POST ``job`` (what conftest.py's job_args gives) to the view; the new job's id, from its response."""
     request = APIRequestFactory().post(PATH, job, format="json")
-    response = $NAME.as_view($ACTIONS)(request)
+    $CALL
     if response.status_code >= 400:  # refused: the scenario records a refused submission
         raise RuntimeError(f"$NAME answered {response.status_code}: {response.data}")
     if ID_KEY is None:

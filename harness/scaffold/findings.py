@@ -66,6 +66,7 @@ class Adapter:
     why: str  # what was found: conftest.py's comment on SUBMIT
     args: list[str] = field(default_factory=list)  # lines of the job_args dict
     todos: list[str] = field(default_factory=list)
+    view: ast.ClassDef | None = field(default=None, repr=False, compare=False)  # the view it calls
 
 
 @dataclass

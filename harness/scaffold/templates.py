@@ -141,7 +141,7 @@ def test_a_job_is_run_although_the_pool_ran_dry_right_after_its_write(jq, app):
     if SWEEPER:
         jq.faults.stop_service(SWEEPER)
     app.submit_job(1)  # before the fault: an accepted submission to follow
-    dry = jq.faults.exhaust_pool(at="$POOL_AT", match=app.submitter_match(),
+    dry = jq.faults.exhaust_pool(at="$POOL_AT", match=$POOL_MATCH,
                                  timeout=HOLD_AT_MOST)
     app.try_submit_job(2)  # recorded either way: accepted, or refused after (or before) its row was written
     dry.wait(timeout=MARGIN)  # the pool really was emptied, in the submitting process
@@ -313,7 +313,8 @@ def values(found: Any, submit: Any, env: list, session: str | None, todos: list[
                             f"found {setting.name}, but the code's calls also set timeouts of their own: each "
                             "call's own timeout is used" if setting else
                             "no variable looked like the model call's deadline: each call's own timeout is used")}
-    out.update({"POOL_AT": "sqlalchemy.after_commit", "POOL_KIND": "SQLAlchemy", "STALE_JOB": "{}"})
+    out.update({"POOL_AT": "sqlalchemy.after_commit", "POOL_KIND": "SQLAlchemy", "STALE_JOB": "{}",
+                "POOL_MATCH": "app.submitter_match()"})
     out.update(found.scenario_values)  # a framework's reader fills some (Django: its failpoint at the commit)
     if sweeper:  # without one, test_sweep.py is a skip saying so
         todos.append("scenarios/test_sweep.py STALE_JOB, POISON: a row your sweep picks up, and what makes one "

@@ -298,3 +298,43 @@ class JobViewSet(viewsets.ModelViewSet):
     assert 'JobViewSet.as_view({"post": "create"})(request)' in adapter and 'PATH = "/jobs"' in adapter
     assert "ID_KEY = None  # TODO(jobquake init): the key of the new job's id" in adapter
     assert "scenarios/submit_adapter.py ID_KEY: the key of the new job's id in JobViewSet's response" in scaffold.todos
+
+
+DRF_CREATE_VIEW = '''from rest_framework import generics
+from .serializers import JobSerializer
+from .tasks import process_job
+
+
+class JobCreateView(generics.CreateAPIView):
+    serializer_class = JobSerializer
+
+    def perform_create(self, serializer):
+        job = serializer.save()
+        process_job.delay(job.pk)
+'''
+
+
+def test_a_submit_path_in_autocommit_gets_no_commit_race_and_its_pool_fault_after_the_write(tmp_path):
+    root = _drf_project(tmp_path, DRF_CREATE_VIEW, "")
+    scaffold = render(scan(root))
+    race = scaffold.files["scenarios/test_commit_race.py"]
+    assert 'pytest.mark.skip(reason="the submit path commits in autocommit before it queues: no commit to race")' \
+        in race and "before_commit" not in race
+    pool = scaffold.files["scenarios/test_pool_exhaustion.py"]
+    assert 'exhaust_pool(at="django.after_write", match={**app.submitter_match(), "table": jq.config.job_table},' \
+        in pool
+    assert 'ID_KEY = "id"' in scaffold.files["scenarios/submit_adapter.py"]  # DRF's create: the serializer's data
+    ast.parse(race), ast.parse(pool)
+
+
+def test_atomic_requests_keep_the_commit_scenarios_and_the_adapter_calls_the_view_in_a_transaction(tmp_path):
+    root = _drf_project(tmp_path, DRF_CREATE_VIEW, "")
+    (root / "conf/settings/local.py").write_text(
+        "import os\nDATABASES = {'default': {'NAME': os.environ['PG_NAME'], 'ATOMIC_REQUESTS': True}}\n")
+    scaffold = render(scan(root))
+    assert 'failpoint("django.before_commit"' in scaffold.files["scenarios/test_commit_race.py"]
+    assert 'exhaust_pool(at="django.on_commit", match=app.submitter_match(),' in \
+        scaffold.files["scenarios/test_pool_exhaustion.py"]
+    adapter = scaffold.files["scenarios/submit_adapter.py"]
+    assert "    with transaction.atomic():" in adapter and "        response = JobCreateView.as_view()(request)" in adapter
+    ast.parse(adapter)
