@@ -102,9 +102,9 @@ def _raises_unset(node: ast.Call) -> bool:
     """A library read (decouple's ``config``, environs' / django-environ's ``env`` and its casts), not
     ``os.getenv`` / ``os.environ.get``, which give None."""
     func = node.func
-    return call_name(node) in ("config", "env") and not (isinstance(func, ast.Attribute) and
-                                                        _is_environ(func.value)) or \
-        (isinstance(func, ast.Attribute) and dotted(func.value) == "env" and func.attr in ENVIRONS_CASTS)
+    if isinstance(func, ast.Attribute):  # env.str("X"), env.int("X"): a cast of the library's reader
+        return dotted(func.value) == "env" and func.attr in ENVIRONS_CASTS
+    return call_name(node) in ("config", "env")
 
 
 def has_default(node: ast.Call) -> bool:
