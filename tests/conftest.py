@@ -8,7 +8,9 @@ collected as part of this suite.
 The two tiers are decided here, in one place: ``tests/common/tiers.py``
 names the slow tests, and the hook below marks them ``slow``.
 """
+import subprocess
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -42,3 +44,22 @@ def _run_folder_removed_at_the_end():
     once they have all stopped (session fixtures end last), as the plugin does after a session."""
     yield
     reaper.remove_run_dir()
+
+
+@pytest.fixture
+def separate_owner(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Run folders of a stand-in owner (a live process of ours) instead of this process's own.
+
+    A test that records pids or removes run folders must not touch this process's: under xdist the
+    same process holds a session's stack, whose sockets, logs and recorded workers live there, and
+    removing them would end that stack under the tests that follow.
+    """
+    stand_in = subprocess.Popen(["sleep", "600"])
+    own = reaper.owner_id
+    monkeypatch.setattr(reaper, "owner_id", lambda pid=None: own(stand_in.pid if pid is None else pid))
+    try:
+        yield reaper.owner_id()
+        reaper.remove_run_dir()
+    finally:
+        stand_in.kill()
+        stand_in.wait()

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import functools
 from typing import Any, Iterable
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from harness.instrument import WRONG_TARGET_MARKER, _events
 
-LOOPBACK = {"127.0.0.1", "localhost", "::1", ""}
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def _address(url: str) -> tuple[str, int | None]:
@@ -41,6 +41,10 @@ class Targets:
         host, port = _address(url)
         for known in ours:
             known_host, known_port = _address(known)
+            if not host or not known_host:  # a Unix socket is the same server only as the same socket
+                if not host and not known_host and _socket(url) == _socket(known):
+                    return True
+                continue
             same_host = host == known_host or (host in LOOPBACK and known_host in LOOPBACK)
             if same_host and (port or default_port) == (known_port or default_port):
                 return True
@@ -83,6 +87,14 @@ class Targets:
         url = engine.url
         if url.get_backend_name() == "postgresql":
             self.check("database", url.render_as_string(hide_password=True))
+
+
+def _socket(url: str) -> tuple[str, str]:
+    """A URL without a host names a Unix socket: by its path (``unix:///run/redis.sock``), or by a
+    ``host=`` folder and the database (libpq's ``postgresql://user@/app?host=/run/pg``)."""
+    parts = urlsplit(url)
+    folder = parse_qs(parts.query).get("host", [""])[-1]
+    return folder, parts.path
 
 
 def _hidden(url: str) -> str:

@@ -212,10 +212,12 @@ class Stack:
         if not isinstance(spec.get("instrument", True), bool):
             raise ConfigError(f"processes.{name}.instrument: expected true or false, got {spec['instrument']!r}",
                               key=f"processes.{name}")
+        if name not in self._app_ports:  # a replica's own port (a port claimed and not used would stay claimed)
+            self._app_ports[name] = free_port()
         return self.backend.app_process(name, command=spec["command"], values=self.values,
                           ready=ReadyCheck.parse(spec.get("ready", "tcp")),
                           start_timeout=float(spec.get("start_timeout", self.config.start_timeout)),
-                          port=self._app_ports.setdefault(name, free_port()), workdir=self.workdir / "app",
+                          port=self._app_ports[name], workdir=self.workdir / "app",
                           env=self.env if spec.get("instrument", True) else self.plain_env,
                           cwd=self.config.root)
 

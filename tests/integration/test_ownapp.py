@@ -7,14 +7,11 @@ catalogue (each must be caught). A whole mutation matrix: the slow tier.
 """
 from __future__ import annotations
 
-import json
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.common.children import run_cleanly
+from tests.common.matrix import baseline_counts, run_matrix
 
 OWNAPP = Path(__file__).resolve().parents[1] / "ownapp"
 SCENARIOS = 5
@@ -24,16 +21,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_the_second_apps_scenarios_pass_on_its_correct_code_and_catch_each_of_its_bugs(tmp_path):
-    out = tmp_path / "mutants.json"
-    baseline_out = OWNAPP / ".jobquake" / "mutants" / "none" / "pytest.out"  # where the matrix keeps it
-    shutil.rmtree(baseline_out.parent, ignore_errors=True)  # an earlier run's output is no evidence of this one
-    proc = run_cleanly([sys.executable, "-m", "harness.cli", "mutants", "--jobs", "2", "--out", str(out)],
-                       cwd=OWNAPP, timeout=900)
-    tail = proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert proc.returncode == 0, tail
-    results = json.loads(out.read_text())
-    assert results["baseline"]["exit_code"] == 0, tail
-    baseline = baseline_out.read_text()
-    assert f"{SCENARIOS} passed" in baseline, baseline[-3000:]
-    assert f"{SCENARIOS} scenario(s): {SCENARIOS} valid" in baseline, baseline[-3000:]
+    results, tail = run_matrix(OWNAPP, tmp_path / "mutants.json")
+    passed, judged, valid, baseline = baseline_counts(OWNAPP)
+    assert passed == judged == valid == SCENARIOS, baseline[-3000:]
     assert results["score"] == {"caught": BUGS, "total": BUGS}, tail

@@ -29,6 +29,7 @@ def victim() -> Iterator[subprocess.Popen]:
 def roots_in(shared_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Our roots of run folders (disk and memory) and port locks under ``shared_tmp``."""
     monkeypatch.setattr(reaper, "RUNS_DIR", shared_tmp / reaper.ROOT_NAME)
+    monkeypatch.setattr(reaper, "SHORT_ROOT", shared_tmp / reaper.SHORT_ROOT.name)  # not this process's sockets
     monkeypatch.setenv(reaper.MEMORY_DIR_ENV, str(shared_tmp / "shm"))
     (shared_tmp / "shm").mkdir()
     (shared_tmp / "shm").chmod(0o1777)

@@ -101,3 +101,19 @@ def test_settle_says_when_a_dead_workers_message_comes_back():
     assert due == ("if its worker died, back in its queue after visibility_timeout 36 s, 26.0 s from now, "
                    "at a restore sweep every 1 s (as [tool.jobquake.celery] sets it)")
     assert "kombu's defaults" in RestoreCadence(3600.0, 100.0, False).due(None, 0.0)
+
+
+def test_a_unix_socket_of_the_stack_is_not_every_loopback_address(capfd):
+    """The stack's servers listen on private sockets: a URL without a host must not pass for the app's
+    own default (redis://localhost:6379), nor a socket for another socket."""
+    from harness.instrument._targets import Targets
+
+    targets = Targets(["redis://:s@127.0.0.1:6400/0", "unix:///run/jq/redis-1.sock?password=s"],
+                      ["postgresql+psycopg://u:p@/app?host=/run/jq&port=5500"])
+    targets.check("database", "postgresql+psycopg://u:***@/app?host=/run/jq&port=5500")  # ours, by its socket
+    assert capfd.readouterr().err == ""
+    targets.check("broker", "redis://localhost:6379/0")
+    targets.check("database", "postgresql+psycopg://u:***@/app?host=/var/run/postgresql")
+    err = capfd.readouterr().err
+    assert "the broker redis://localhost:6379/0, not the stack's" in err
+    assert "the database postgresql+psycopg://u:***@/app?host=/var/run/postgresql, not the stack's" in err

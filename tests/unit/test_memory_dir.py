@@ -18,7 +18,7 @@ def test_empty_setting_keeps_data_on_disk(monkeypatch):
     assert reaper.memory_dir() == reaper.run_dir()
 
 
-def test_a_missing_or_small_memory_dir_falls_back_to_disk(monkeypatch, tmp_path):
+def test_a_missing_or_small_memory_dir_falls_back_to_disk(monkeypatch, tmp_path, separate_owner):
     monkeypatch.setenv(reaper.MEMORY_DIR_ENV, str(tmp_path / "absent"))
     assert reaper.memory_dir() == reaper.run_dir()
     monkeypatch.setenv(reaper.MEMORY_DIR_ENV, str(tmp_path))
@@ -26,7 +26,7 @@ def test_a_missing_or_small_memory_dir_falls_back_to_disk(monkeypatch, tmp_path)
     assert reaper.memory_dir() == reaper.run_dir()
 
 
-def test_a_chosen_memory_dir_holds_this_owners_folder(monkeypatch, tmp_path):
+def test_a_chosen_memory_dir_holds_this_owners_folder(monkeypatch, tmp_path, separate_owner):
     monkeypatch.setenv(reaper.MEMORY_DIR_ENV, str(tmp_path))
     folder = reaper.memory_dir()
     assert folder == tmp_path / reaper.ROOT_NAME / reaper.owner_id()

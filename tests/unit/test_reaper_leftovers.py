@@ -1,4 +1,7 @@
-"""Removing a run's folder ends what it recorded and is still running, not only what a dead owner left."""
+"""Removing a run's folder ends what it recorded and is still running, not only what a dead owner left.
+
+Both in a stand-in owner's folders (``separate_owner``): this process's may hold a session's stack.
+"""
 from __future__ import annotations
 
 import subprocess
@@ -7,7 +10,7 @@ from harness._wait import wait_until
 from harness.stack import reaper
 
 
-def test_a_recorded_process_still_running_is_ended_when_the_run_folder_is_removed() -> None:
+def test_a_recorded_process_still_running_is_ended_when_the_run_folder_is_removed(separate_owner: str) -> None:
     lost = subprocess.Popen(["sleep", "300"])  # a process the stack started and then lost track of
     try:
         reaper.record(lost.pid)
@@ -19,7 +22,7 @@ def test_a_recorded_process_still_running_is_ended_when_the_run_folder_is_remove
         lost.wait()
 
 
-def test_a_forgotten_process_is_left_alone() -> None:
+def test_a_forgotten_process_is_left_alone(separate_owner: str) -> None:
     stopped = subprocess.Popen(["sleep", "300"])
     try:
         reaper.record(stopped.pid)
