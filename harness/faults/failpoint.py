@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_TRIGGER_TIMEOUT", "ExhaustPool", "Failpoint"]
 
 DEFAULT_TRIGGER_TIMEOUT = 30.0  # seconds
+# why a failpoint may never fire although the app did its work: said when a wait on it times out
+NOT_REACHED = {name: ": Django reaches it only through a transaction (atomic(), ATOMIC_REQUESTS) or an on_commit "
+                     "callback, and autocommit writes do not pass through commit hooks (django.after_write "
+                     "fires after one)" for name in ("django.before_commit", "django.on_commit")}
 
 
 class Failpoint(Fault):
@@ -84,7 +88,7 @@ class Failpoint(Fault):
             return self._armed.wait(bound, count)
         except WaitTimeout as exc:
             raise FaultWaitTimeout(f"failpoint {self.at!r} (match {self.match!r}) did not fire {count} "
-                                   f"time(s) within {bound:g}s", fault=self.name,
+                                   f"time(s) within {bound:g}s{NOT_REACHED.get(self.at, '')}", fault=self.name,
                                    seen=self._armed.triggers()) from exc
         except FaultError as exc:
             raise self.error(str(exc)) from exc

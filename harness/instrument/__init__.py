@@ -45,6 +45,8 @@ FAILPOINTS = {
     "http.before_paid_call": "before a call to the paid API is sent",
     "django.before_commit": "before the outermost transaction of a Django atomic() block commits",
     "django.on_commit": "right after a Django transaction committed, before its on_commit callbacks run",
+    "django.after_write": "right after a Django statement that wrote (INSERT, UPDATE) committed on its own, "
+                          "in autocommit outside any atomic() block",
     "django.connection": "before Django opens a connection or takes one from its pool",
 }
 

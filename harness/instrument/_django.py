@@ -10,6 +10,12 @@ Patched on ``BaseDatabaseWrapper`` (every backend's connection class), once
   ``transaction.on_commit`` callbacks run (also before a callback registered
   outside any transaction, which Django runs at once): the row is committed
   and the enqueue has not happened.
+* ``django.after_write``: right after a statement that wrote (``INSERT``,
+  ``UPDATE``) ran in Django's autocommit, outside any ``atomic()`` block: the
+  statement committed on its own (what ``Model.save()`` and
+  ``serializer.save()`` do by default), and nothing else marks the moment;
+  the context names the ``table``. An app that saves its job this way and
+  queues it next never reaches the two commit failpoints above.
 * ``django.connection``: before a connection is opened, or taken from the
   pool (Django 5.1+ ``OPTIONS["pool"]``, psycopg's pool). A thread that
   keeps its connection (``CONN_MAX_AGE``) opens none until it is closed.
@@ -32,6 +38,7 @@ harness replaces the database between tests.
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from typing import Any, Callable
 
@@ -43,6 +50,8 @@ PREFIX = "django_db"
 DEFAULT = "db_engine"  # what exhaust_pool takes when no resource is named (a SQLAlchemy engine, where one is)
 TAKE_TIMEOUT_S = 0.5  # how long the exhaustion waits for a pool's next connection before calling it empty
 REFUSAL = "connection failed: FATAL:  sorry, too many clients already (held by a jobquake failpoint)"
+
+WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE)\s+"?([\w.]+)"?', re.IGNORECASE)  # the table it writes
 
 _refused: set[str] = set()  # aliases whose new connections are refused in this process
 _lock = threading.Lock()
@@ -138,10 +147,22 @@ def _before_connect(wrapper: Any) -> None:
         wrapper.settings_dict["CONN_HEALTH_CHECKS"] = True
     _lend(wrapper.alias)
     _django_runs.watch(wrapper)  # which task run writes through it (jobquake.run)
+    if after_write not in wrapper.execute_wrappers:
+        wrapper.execute_wrappers.append(after_write)
     fire("django.connection", alias=wrapper.alias, pooled=_pool_of(wrapper) is not None)
     if wrapper.alias in _refused:
         # raised inside Django's error wrapper, so the app gets django.db.OperationalError, as from the server
         raise wrapper.Database.OperationalError(REFUSAL)
+
+
+def after_write(execute: Any, sql: Any, params: Any, many: bool, context: dict[str, Any]) -> Any:
+    """A Django execute wrapper: ``django.after_write`` once an autocommit statement that wrote has run."""
+    result = execute(sql, params, many, context)
+    wrapper = context["connection"]
+    written = WRITE.match(sql) if isinstance(sql, str) else None
+    if written and not wrapper.in_atomic_block and wrapper.get_autocommit():
+        fire("django.after_write", alias=wrapper.alias, table=written.group(1))
+    return result
 
 
 def _lend(alias: str) -> None:

@@ -60,21 +60,21 @@ def read_models(project: Project, prefix: str = "") -> tuple[list[Model], dict[s
     classes: dict[str, tuple[str, ast.ClassDef]] = {}
     for module, tree in project.modules:
         for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and _base_names(node) & CHOICES_BASES:
+            if isinstance(node, ast.ClassDef) and base_names(node) & CHOICES_BASES:
                 enums[node.name] = _choice_values(node)
         if _is_models_module(module):
             for node in tree.body:
-                if isinstance(node, ast.ClassDef) and not _base_names(node) & CHOICES_BASES:
+                if isinstance(node, ast.ClassDef) and not base_names(node) & CHOICES_BASES:
                     classes[node.name] = (module, node)
     labels = _app_labels(project)
     models = []
     for name, (module, node) in classes.items():
         fields = _fields(node, classes, enums, tree_lists(project, module))
-        if not fields or _meta(node, "abstract") is True:
+        if not fields or meta_value(node, "abstract") is True:
             continue
         package = module.rsplit(".models", 1)[0].removeprefix(prefix)
         label = labels.get(package, package.rsplit(".", 1)[-1])
-        table = _meta(node, "db_table")
+        table = meta_value(node, "db_table")
         models.append(Model(module.removeprefix(prefix), name, table if isinstance(table, str) else
                             f"{label}_{name.lower()}", fields))
     return models, enums
@@ -84,7 +84,8 @@ def _is_models_module(module: str) -> bool:
     return module.endswith(".models") or ".models." in module or module == "models"
 
 
-def _base_names(node: ast.ClassDef) -> set[str]:
+def base_names(node: ast.ClassDef) -> set[str]:
+    """The last names of a class's bases (``generics.CreateAPIView`` -> ``CreateAPIView``)."""
     return {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases}
 
 
@@ -120,7 +121,8 @@ def _pairs(node: ast.expr) -> tuple[str, ...]:
     return tuple(str(v) for v in values) if len(values) == len(node.elts) else ()
 
 
-def _meta(node: ast.ClassDef, key: str) -> object:
+def meta_value(node: ast.ClassDef, key: str) -> object:
+    """The literal ``key`` of a class's ``class Meta`` (``db_table``, ``fields``); None where it is none."""
     for item in node.body:
         if isinstance(item, ast.ClassDef) and item.name == "Meta":
             for assign in item.body:
@@ -135,7 +137,7 @@ def _meta(node: ast.ClassDef, key: str) -> object:
 def _fields(node: ast.ClassDef, classes: dict, enums: dict, lists: dict) -> list[Field]:
     """The class's fields, after those of the project's own base classes (abstract models)."""
     inherited: list[Field] = []
-    for base in _base_names(node):
+    for base in base_names(node):
         if base in classes and base != node.name:
             inherited += _fields(classes[base][1], classes, enums, lists)
     own = [f for item in node.body if (f := _field(item, enums, lists)) is not None]
@@ -182,7 +184,7 @@ def _app_labels(project: Project) -> dict[str, str]:
         if not module.endswith("apps"):
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and "AppConfig" in _base_names(node):
+            if isinstance(node, ast.ClassDef) and "AppConfig" in base_names(node):
                 attrs = {a.targets[0].id: _constant(a.value) for a in node.body if isinstance(a, ast.Assign)
                          and isinstance(a.targets[0], ast.Name)}
                 name = attrs.get("name")

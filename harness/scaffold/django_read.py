@@ -16,11 +16,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from harness.scaffold import django_jobs, django_models, django_processes, django_settings, django_sweep, \
-    django_templates
+from harness.scaffold import django_drf, django_jobs, django_models, django_processes, django_settings, django_sweep, \
+    django_templates, templates
 from harness.scaffold.findings import Findings, Function, Table
 from harness.scaffold.project import SKIP_DIRS, Project
 
+AUTOCOMMIT = "the submit path commits in autocommit before it queues: no commit to race"
+TRANSACTIONAL = ("atomic", "on_commit", "delay_on_commit", "apply_async_on_commit")  # the names that say so
 ENQUEUE = ("delay", "apply_async", "send_task", "on_commit", "delay_on_commit", "apply_async_on_commit")
 
 
@@ -47,8 +49,29 @@ def read(project: Project, found: Findings) -> None:
     found.commands.update(django_processes.processes(
         project.root, str(rel), found.celery_app[0] if found.celery_app else None,
         django_settings.has_setting(project, settings, prefix, "CELERY_BEAT_SCHEDULE")))
+    hosts = django_settings.allowed_hosts(project, settings, prefix)
+    if hosts is not None and "web" in found.commands:
+        found.env_values[hosts[0]] = (hosts[1], "ALLOWED_HOSTS from it: the web process runs on loopback")
     found.scenario_values.update({"POOL_AT": "django.on_commit", "POOL_KIND": "Django connection"})
     found.scenario_files["test_commit_race.py"] = django_templates.COMMIT_RACE
+    if _autocommits(project, found, settings, prefix):  # no transaction: the commit failpoints never fire
+        found.scenario_values.update({"POOL_AT": "django.after_write",
+                                      "POOL_MATCH": '{**app.submitter_match(), "table": jq.config.job_table}'})
+        found.scenario_files["test_commit_race.py"] = templates.skipped(
+            "A slow commit: a job's task must not run before its row can be seen.", AUTOCOMMIT)
+
+
+def _autocommits(project: Project, found: Findings, settings: str | None, prefix: str) -> bool:
+    """True when the known submit path writes the job in Django's autocommit: no ``atomic``, no
+    ``on_commit`` / ``delay_on_commit`` in it, and no ``ATOMIC_REQUESTS`` in the settings."""
+    if found.submit is not None:
+        path: list[ast.AST] = [found.submit.body]
+    elif found.adapter is not None and found.adapter.view is not None:
+        path = [found.adapter.view]
+    else:
+        return False  # nothing known: the scenarios stay as they are
+    names = {getattr(n, "attr", getattr(n, "id", None)) for node in path for n in ast.walk(node)}
+    return not names & set(TRANSACTIONAL) and not django_settings.atomic_requests(project, settings, prefix)
 
 
 def _manage_py(root: Path) -> Path | None:
@@ -79,6 +102,10 @@ def _job_table(project: Project, found: Findings, prefix: str, settings: str | N
     if states:
         found.final_states, found.final_states_why = states, why
     found.submit = _submit(found, model, prefix)
+    view = django_drf.find(project, model, prefix) if found.submit is None else None
+    if view is not None:
+        found.adapter = django_drf.adapter(view, model, "TODO(jobquake init)",
+                                           django_settings.atomic_requests(project, settings, prefix))
     swept = _swept_row(project, found, prefix, settings, model, state.name, enums)
     found.scenario_values["STALE_JOB"] = django_jobs.required_row(model, swept)
 

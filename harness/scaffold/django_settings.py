@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import ast
 
+from harness.scaffold import read_env
 from harness.scaffold.findings import Findings
 from harness.scaffold.project import Project
 
 DB_URL_READERS = {"config", "parse"}  # dj_database_url.config(env="X") / parse(os.environ["X"])
 ENV_CALLS = {"env", "config", "str", "int", "float", "bool", "list", "db", "db_url", "url", "json", "cache_url",
              "getenv", "get"}
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")  # where init moves the web server
 DB_PARTS = {"HOST": "{database_host}", "PORT": "{database_port}", "NAME": "{database_name}",
             "USER": "{database_user}", "PASSWORD": "{database_password}"}
 
@@ -52,10 +54,11 @@ def _imported(module: str, tree: ast.Module, prefix: str) -> list[str]:
 def read_environment(project: Project, found: Findings, settings: str | None, prefix: str) -> None:
     """Fill the findings' env vars and values from the settings' reads; a TODO where one is literal."""
     trees = settings_trees(project, settings, prefix)
-    for _, tree in trees:
+    schemes = read_env.scheme_defaults(project)
+    for module, tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
-                _env_call(node, found)
+                _env_call(node, found, module, schemes)
             elif isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "DATABASES":
                 _database_parts(node.value, found)
     names = {n.targets[0].id: (module, n.value) for module, tree in trees for n in tree.body
@@ -76,7 +79,42 @@ def has_setting(project: Project, settings: str | None, prefix: str, name: str) 
                for _, tree in settings_trees(project, settings, prefix) for n in tree.body)
 
 
-def _env_call(node: ast.Call, found: Findings) -> None:
+def atomic_requests(project: Project, settings: str | None, prefix: str) -> bool:
+    """True unless no database of the settings sets ``ATOMIC_REQUESTS`` (or sets it to a literal False)."""
+    for _, tree in settings_trees(project, settings, prefix):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                values = [v for k, v in zip(node.keys, node.values)
+                          if isinstance(k, ast.Constant) and k.value == "ATOMIC_REQUESTS"]
+            elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+                key = node.targets[0].slice
+                values = [node.value] if isinstance(key, ast.Constant) and key.value == "ATOMIC_REQUESTS" else []
+            else:
+                continue
+            if any(not (isinstance(v, ast.Constant) and v.value is False) for v in values):
+                return True
+    return False
+
+
+def allowed_hosts(project: Project, settings: str | None, prefix: str) -> tuple[str, str] | None:
+    """The variable ``ALLOWED_HOSTS`` is read from, and loopback's hosts in its format (``env.list`` and
+    decouple's ``Csv()`` split at commas, a ``.split(" ")`` at spaces); None when the settings read none."""
+    for _, tree in settings_trees(project, settings, prefix):
+        for node in tree.body:
+            if not (isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "ALLOWED_HOSTS"):
+                continue
+            reads = [n for n in ast.walk(node.value) if isinstance(n, ast.Call) and _env_name(n)]
+            reads += [n for n in ast.walk(node.value) if isinstance(n, ast.Subscript) and _env_name(n)]
+            if not reads:
+                return None
+            splits = [n for n in ast.walk(node.value) if isinstance(n, ast.Call) and
+                      getattr(n.func, "attr", "") == "split" and n.args and isinstance(n.args[0], ast.Constant)]
+            separator = str(splits[0].args[0].value) if splits else ","
+            return str(_env_name(reads[0])), separator.join(LOOPBACK_HOSTS)
+    return None
+
+
+def _env_call(node: ast.Call, found: Findings, module: str, schemes: dict[str, object]) -> None:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     owner = getattr(func.value, "id", "") if isinstance(func, ast.Attribute) else ""
@@ -95,10 +133,12 @@ def _env_call(node: ast.Call, found: Findings) -> None:
     if name in ("db", "db_url"):
         found.env_values[var] = ("{database_dsn}", "DATABASES from it by django-environ: the per-test "
                                                    "database jobquake starts")
-    else:
+    else:  # django-environ's env("X") and decouple's config("X") raise when X is unset and has no default
         default = next((k.value for k in node.keywords if k.arg == "default"), node.args[1] if len(node.args) > 1
                        else None)
-        found.env_vars.setdefault(var, default.value if isinstance(default, ast.Constant) else None)
+        required = name not in ("get", "getenv") and var not in schemes and not read_env.has_default(node)
+        found.add_env(var, schemes.get(var, default.value if isinstance(default, ast.Constant) else None),
+                      source=f"{name}() in {module}", required=required)
 
 
 def _env_name(node: ast.AST) -> str | None:

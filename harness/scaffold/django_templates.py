@@ -36,3 +36,30 @@ def test_a_job_is_not_run_before_its_row_is_committed(jq, app):
     submitted.result(timeout=SUBMITTED_WITHIN)
     jq.settle(timeout=MARGIN)  # then the invariants judge
 '''
+
+DRF_ADAPTER = '''"""How the scenarios submit a job: through the app's own view, as a POST would. Written by `jobquake init`.
+
+$VIEW saves a new job through $SERIALIZER and queues its task.
+submit() calls that view with a request built by Django REST framework's
+APIRequestFactory, so each job goes through the app's own validation, save
+and enqueue. A view that needs an authenticated user needs one here too
+(``rest_framework.test.force_authenticate(request, user)``).
+"""
+$IMPORTS
+from $MODULE import $NAME
+
+PATH = $PATH  # $PATH_WHY
+ID_KEY = $ID_KEY  # $ID_WHY
+
+
+def submit(**job) -> str:
+    """POST ``job`` (what conftest.py's job_args gives) to the view; the new job's id, from its response."""
+    request = APIRequestFactory().post(PATH, job, format="json")
+    $CALL
+    if response.status_code >= 400:  # refused: the scenario records a refused submission
+        raise RuntimeError(f"$NAME answered {response.status_code}: {response.data}")
+    if ID_KEY is None:
+        raise NotImplementedError(f"$TODO: ID_KEY in scenarios/submit_adapter.py, the key of the new "
+                                  f"job's id in the view's response: {response.data}")
+    return str(response.data[ID_KEY])
+'''

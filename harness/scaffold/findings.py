@@ -59,6 +59,17 @@ class Process:
 
 
 @dataclass
+class Adapter:
+    """The adapter a reader writes when only a view that needs a request takes a new job."""
+
+    text: str  # scenarios/submit_adapter.py
+    why: str  # what was found: conftest.py's comment on SUBMIT
+    args: list[str] = field(default_factory=list)  # lines of the job_args dict
+    todos: list[str] = field(default_factory=list)
+    view: ast.ClassDef | None = field(default=None, repr=False, compare=False)  # the view it calls
+
+
+@dataclass
 class Findings:
     """What the scan found; ``None`` / empty where nothing was."""
 
@@ -98,6 +109,7 @@ class Findings:
     final_states_why: str = ""  # where final_states came from, when not a constant of literal states
     env_values: dict[str, tuple[str, str]] = field(default_factory=dict)  # var -> (value, why): over the roles
     submit: Function | None = None  # the function that takes a new job, where a reader knows it
+    adapter: Adapter | None = None  # or the adapter that calls the view taking it (Django REST framework)
     scenario_values: dict[str, str] = field(default_factory=dict)  # template placeholders a reader fills
     scenario_files: dict[str, str] = field(default_factory=dict)  # more scenario templates: file name -> text
     env_todos: list[str] = field(default_factory=list)  # what the app's environment cannot reach (a TODO each)
@@ -107,6 +119,8 @@ class Findings:
         """Note a variable the app reads; the first reader to name it wins, unless ``override``."""
         if name in self.env_vars and not override:
             known = self.env_details.get(name)
+            if known is not None and required:
+                known.required = True  # one read that raises when it is unset is enough
             if known is not None and self.env_vars[name] is None and default is not None:
                 self.env_vars[name] = default  # a default found later is still worth having
             return

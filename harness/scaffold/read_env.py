@@ -7,6 +7,10 @@ app's own helpers: a function whose first parameter reaches one of those
 reads (``def _f(name, default): return os.environ.get(name, default)``),
 found across the project and through helpers of helpers, so a call
 ``_f("APP_TIMEOUT_S", 60)`` anywhere names the variable and its default.
+
+A library read with no default (``env("SECRET_KEY")``, ``env.str("X")``,
+``config("X")``) raises when the variable is unset: the variable is
+required, unless ``environ.Env(X=(cast, default))`` gives it a default.
 """
 from __future__ import annotations
 
@@ -22,10 +26,11 @@ ENVIRONS_CASTS = {"str", "int", "float", "bool", "decimal", "list", "dict", "jso
 
 def read(project: Project, found: Findings) -> None:
     helpers = _helpers(project)
+    schemes = scheme_defaults(project)
     for module, tree in project.modules:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
-                _call(module, node, helpers, found)
+                _call(module, node, helpers, found, schemes)
             elif isinstance(node, ast.Subscript) and _is_environ(node.value):
                 name = literal(node.slice)
                 if is_env_name(name):
@@ -79,7 +84,7 @@ def _passes_first_param(node: ast.FunctionDef | ast.AsyncFunctionDef, helpers: s
     return False
 
 
-def _call(module: str, node: ast.Call, helpers: set[str], found: Findings) -> None:
+def _call(module: str, node: ast.Call, helpers: set[str], found: Findings, schemes: dict[str, object]) -> None:
     arg = _direct_name(node)
     via = "os.environ" if arg is not None else ""
     if arg is None and call_name(node) in helpers and node.args:
@@ -88,4 +93,36 @@ def _call(module: str, node: ast.Call, helpers: set[str], found: Findings) -> No
     if not is_env_name(name):
         return
     given = keywords(node).get("default", node.args[1] if len(node.args) > 1 else None)
-    found.add_env(name, literal(given), source=f"{via or call_name(node)} in {module}")  # type: ignore[arg-type]
+    required = _raises_unset(node) and name not in schemes and not has_default(node)
+    found.add_env(name, literal(given) if name not in schemes else schemes[name],  # type: ignore[arg-type]
+                  source=f"{via or call_name(node)} in {module}", required=required)
+
+
+def _raises_unset(node: ast.Call) -> bool:
+    """A library read (decouple's ``config``, environs' / django-environ's ``env`` and its casts), not
+    ``os.getenv`` / ``os.environ.get``, which give None."""
+    func = node.func
+    if isinstance(func, ast.Attribute):  # env.str("X"), env.int("X"): a cast of the library's reader
+        return dotted(func.value) == "env" and func.attr in ENVIRONS_CASTS
+    return call_name(node) in ("config", "env")
+
+
+def has_default(node: ast.Call) -> bool:
+    """True when a library read gives a default: ``default=``, or a second argument that is no cast
+    (django-environ's ``env("X", bool)`` casts; decouple's ``config("X", "d")`` and environs'
+    ``env.int("X", 3)`` default)."""
+    if "default" in keywords(node):
+        return True
+    second = node.args[1] if len(node.args) > 1 else None
+    return second is not None and not (isinstance(second, ast.Name) and call_name(node) == "env")
+
+
+def scheme_defaults(project: Project) -> dict[str, object]:
+    """Defaults given by django-environ's scheme: ``environ.Env(DEBUG=(bool, False))``."""
+    out: dict[str, object] = {}
+    for _, tree in project.modules:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and call_name(node) == "Env":
+                out.update({k: literal(v.elts[1]) for k, v in keywords(node).items()
+                            if isinstance(v, ast.Tuple) and len(v.elts) == 2})
+    return out

@@ -14,6 +14,7 @@ TIME_SCALE = 0.01  # the harness's default: written out so the scaled values bel
 TODO = "TODO(jobquake init)"
 WORKER = ("celery -A {app} worker --pool prefork --concurrency 2 -n {{name}}@%h "
           "--without-mingle --without-gossip --without-heartbeat --loglevel INFO")
+THROWAWAY_SECRET = "jobquake-throwaway-secret-not-for-production"
 # the variables each official client reads itself when the code passes no base URL or key
 CLIENT_VARIABLES = {"openai": (("OPENAI_BASE_URL", "{paidapi_url}/v1"), ("OPENAI_API_KEY", "jobquake-fake-key")),
                     "anthropic": (("ANTHROPIC_BASE_URL", "{paidapi_url}"), ("ANTHROPIC_API_KEY", "jobquake-fake-key")),
@@ -47,7 +48,7 @@ def render(found: Findings) -> Scaffold:
     files = {f"scenarios/{name}": templates.render(name, values) for name in templates.FILES}
     files.update({f"scenarios/{name}": templates.render_text(text, values) for name, text in found.scenario_files.items()})
     if chosen.adapter:
-        files["scenarios/submit_adapter.py"] = templates.adapter(chosen)
+        files["scenarios/submit_adapter.py"] = chosen.text or templates.adapter(chosen)
     todos += chosen.todos
     pytest_section = "" if found.has_pytest_config else templates.PYTEST_SECTION
     return Scaffold(config="\n".join(lines) + "\n", files=files, todos=todos, pytest_section=pytest_section)
@@ -61,6 +62,9 @@ def _env_values(found: Findings) -> list[roles.EnvValue]:
             continue
         detail = found.env_details.get(name)
         value = roles.env_value(name, default, TIME_SCALE, detail.annotation if detail else "")
+        if value is None and detail is not None and detail.required and roles.secret(name):
+            value = roles.EnvValue(name, THROWAWAY_SECRET, "a secret the app requires (no default): any value "
+                                                           "works in a test", "secret")
         if value is not None:
             env.append(value)
     env.sort(key=lambda e: e.name)

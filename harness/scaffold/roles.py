@@ -76,6 +76,11 @@ def provider_key(name: str, annotation: str = "") -> bool:
     return keyish and _has(name, *PROVIDER_WORDS)
 
 
+def secret(name: str) -> bool:
+    """A signing secret (Django's ``SECRET_KEY``, ``JWT_SECRET``...): any value works in a test."""
+    return name.endswith("SECRET_KEY") or "_SECRET" in name or name.startswith("SECRET_")
+
+
 def deadline(name: str) -> bool:
     """The per-call deadline of the model call."""
     return _has(name, "TIMEOUT", "DEADLINE") and _has(name, *PROVIDER_WORDS, "CALL", "REQUEST")

@@ -31,6 +31,7 @@ class Submit:
     args: list[str] = field(default_factory=list)  # lines of the job_args dict, each "'name': value,"
     todos: list[str] = field(default_factory=list)
     adapter: bool = False  # the scenarios call an adapter init wrote (the function is a handler)
+    text: str = ""  # the adapter, where a reader wrote it whole
 
 
 def choose(found: Findings, job: Table | None) -> Submit:
@@ -38,6 +39,9 @@ def choose(found: Findings, job: Table | None) -> Submit:
     if found.submit is not None:  # a framework's reader knows it (Django: the function that saves and queues)
         return _with_args(found, found.submit, f"found: {found.submit.module}.{found.submit.name} saves a new job "
                                                f"and queues it")
+    if found.adapter is not None:  # a reader knows the view that takes a new job, and how to call it
+        adapter = found.adapter
+        return Submit(None, adapter.why, list(adapter.args), list(adapter.todos), adapter=True, text=adapter.text)
     if job is None:
         return Submit(None, f"{TODO}: 'module:function' that takes a new job and returns its id",
                       todos=["scenarios/conftest.py SUBMIT: no job table was found, so no function writing to it"])

@@ -15,6 +15,7 @@ PYTEST_SECTION = """
 [tool.pytest.ini_options]
 """
 TODO = "TODO(jobquake init)"
+NO_SWEEP = "no sweep process found: a job whose worker dies stays where it is; test_kill_worker.py shows it"
 
 CONFTEST = '''"""This project as its scenarios see it: how a job is submitted. Written by `jobquake init`."""
 import pytest
@@ -140,7 +141,7 @@ def test_a_job_is_run_although_the_pool_ran_dry_right_after_its_write(jq, app):
     if SWEEPER:
         jq.faults.stop_service(SWEEPER)
     app.submit_job(1)  # before the fault: an accepted submission to follow
-    dry = jq.faults.exhaust_pool(at="$POOL_AT", match=app.submitter_match(),
+    dry = jq.faults.exhaust_pool(at="$POOL_AT", match=$POOL_MATCH,
                                  timeout=HOLD_AT_MOST)
     app.try_submit_job(2)  # recorded either way: accepted, or refused after (or before) its row was written
     dry.wait(timeout=MARGIN)  # the pool really was emptied, in the submitting process
@@ -234,6 +235,21 @@ def submit(**job) -> str:
     raise NotImplementedError("$TODO: scenarios/submit_adapter.py submit() saves and queues a job")
 '''
 
+SKIPPED = '''"""$TITLE
+
+Not tested in this app: $REASON.
+Written by `jobquake init`; when the app changes, delete this file and run
+`jobquake init` again, or write the scenario yourself.
+"""
+import pytest
+
+pytestmark = pytest.mark.skip(reason=$REASON_TEXT)
+
+
+def test_not_applicable():
+    """Skipped: see the reason above."""
+'''
+
 FILES = {
     "conftest.py": CONFTEST,
     "test_kill_worker.py": KILL,
@@ -246,12 +262,20 @@ FILES = {
 
 def render(name: str, values: dict[str, str]) -> str:
     """File ``name`` with its ``$NAME`` placeholders filled."""
+    if name == "test_sweep.py" and values["SWEEPER"] == "None":
+        return skipped("A poison row in the sweep: one row the sweep cannot handle must not stop the others.",
+                       NO_SWEEP)
     return render_text(FILES[name], values)
 
 
 def render_text(text: str, values: dict[str, str]) -> str:
     """A template's text with its ``$NAME`` placeholders filled."""
     return Template(text).substitute({"TODO": TODO, **values})
+
+
+def skipped(title: str, reason: str) -> str:
+    """A scenario that does not apply to this app: a skip that says why (no stack is started for it)."""
+    return Template(SKIPPED).substitute(TITLE=title, REASON=reason, REASON_TEXT=json.dumps(reason))
 
 
 def adapter(submit: Any) -> str:
@@ -267,7 +291,7 @@ def values(found: Any, submit: Any, env: list, session: str | None, todos: list[
     fn = submit.function
     spec = "scenarios.submit_adapter:submit" if submit.adapter else (f"{fn.module}:{fn.name}" if fn else None)
     args = "{\n" + "\n".join(f"        {line}" for line in submit.args) + "\n    }" if submit.args else "{}"
-    if submit.adapter:
+    if submit.adapter and not submit.args:
         args = "{}  # " + TODO + ": what scenarios/submit_adapter.py needs for job number n"
         todos.append("scenarios/conftest.py job_args: what the adapter needs for job number n")
     # the app's setting for the deadline, where it is the only one: literal timeouts in calls are other
@@ -289,10 +313,12 @@ def values(found: Any, submit: Any, env: list, session: str | None, todos: list[
                             f"found {setting.name}, but the code's calls also set timeouts of their own: each "
                             "call's own timeout is used" if setting else
                             "no variable looked like the model call's deadline: each call's own timeout is used")}
-    out.update({"POOL_AT": "sqlalchemy.after_commit", "POOL_KIND": "SQLAlchemy", "STALE_JOB": "{}"})
+    out.update({"POOL_AT": "sqlalchemy.after_commit", "POOL_KIND": "SQLAlchemy", "STALE_JOB": "{}",
+                "POOL_MATCH": "app.submitter_match()"})
     out.update(found.scenario_values)  # a framework's reader fills some (Django: its failpoint at the commit)
-    todos.append("scenarios/test_sweep.py STALE_JOB, POISON: a row your sweep picks up, and what makes one "
-                 "poison (that scenario skips until they are set)")
+    if sweeper:  # without one, test_sweep.py is a skip saying so
+        todos.append("scenarios/test_sweep.py STALE_JOB, POISON: a row your sweep picks up, and what makes one "
+                     "poison (that scenario skips until they are set)")
     return out
 
 

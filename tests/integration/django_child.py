@@ -71,6 +71,10 @@ for step in steps:
         with connection.cursor() as cursor:
             cursor.execute("INSERT INTO child_rows DEFAULT VALUES")
         transaction.on_commit(lambda: seen["notes"].append(("callback", visible_rows())))
+    elif step == "insert-returning":  # autocommit, as Model.save() with a serial key: the id read after
+        with connection.cursor() as cursor:
+            cursor.execute("INSERT INTO child_rows DEFAULT VALUES RETURNING id")
+            seen["notes"].append(("inserted", cursor.fetchone()[0]))
     elif step == "query":
         try:
             seen["notes"].append(("query", query()))

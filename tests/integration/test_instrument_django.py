@@ -104,3 +104,28 @@ def test_a_persistent_connection_cut_between_tests_is_checked_and_opened_again(p
     run_child(postgres, controls, "create")
     seen, _ = run_child(postgres, controls, "query", "server-restarted", "query", mode="persistent")
     assert seen["errors"] == [] and [n[0] for n in seen["notes"]] == ["query", "query"]
+
+
+def test_after_write_fires_after_an_autocommit_write_committed_not_in_a_transaction_nor_for_a_read(
+        postgres, controls):
+    failpoints, _ = controls
+    run_child(postgres, controls, "create")
+    written = failpoints.arm("django.after_write", "callback", callback="note", kwargs={"where": "after_write"})
+    seen, _ = run_child(postgres, controls, "query", "write", "write-autocommit")
+    # the atomic block's INSERT and the read did not fire it; the autocommit INSERT did, once it was visible
+    rows = seen["notes"][0][1]
+    assert [n[0] for n in seen["notes"]] == ["query", "callback", "after_write", "callback"]
+    assert seen["notes"][2][1] == rows + 2
+    [fired] = written.triggers()
+    assert fired["context"]["table"] == "child_rows" and fired["context"]["alias"] == "default"
+
+
+def test_exhaust_pool_at_after_write_keeps_the_statements_result_and_refuses_the_next_query(postgres, controls):
+    failpoints, _ = controls
+    run_child(postgres, controls, "create")
+    dry = failpoints.arm("django.after_write", "exhaust_pool", timeout=2.0)
+    seen, _ = run_child(postgres, controls, "insert-returning", "query", "query-again")
+    assert [n[0] for n in seen["notes"]] == ["inserted", "query"]  # the INSERT's RETURNING still read
+    [error] = seen["errors"]
+    assert "too many clients" in error, error
+    assert len(dry.triggers()) == 1

@@ -169,3 +169,172 @@ def test_databases_by_parts_get_the_parts_of_the_harness_database(tmp_path):
 def test_a_procfiles_environment_prefix_is_left_to_the_shell():
     assert beat("REMAP_SIGTERM=SIGQUIT celery -A app.tasks beat -l info") == \
         "celery -A app.tasks beat --loglevel INFO --scheduler celery.beat:Scheduler"
+
+
+def test_a_django_environ_read_with_no_default_is_required_and_a_secret_gets_a_throwaway_value(tmp_path):
+    root = _project(tmp_path, {
+        ".env.example": "SECRET_KEY=changeme\nAPP_LICENSE_ID=abc\n",
+        "conf/settings/local.py": "import environ\nenv = environ.Env(DEBUG_MODE=(bool, False))\n"
+                                  "SECRET_KEY = env('SECRET_KEY')\nLICENSE = env.str('APP_LICENSE_ID')\n"
+                                  "DEBUG = env('DEBUG_MODE')\nREGION = env('APP_REGION', default='eu')\n"
+                                  "DATABASES = {'default': env.db('DATABASE_URL')}\n",
+    })
+    found = scan(root)
+    required = {name for name, detail in found.env_details.items() if detail.required}
+    assert required == {"SECRET_KEY", "APP_LICENSE_ID"}  # the scheme and default= give the others one
+    config = render(found).config
+    assert 'SECRET_KEY = "jobquake-throwaway-secret-not-for-production"' in config  # any value works in a test
+    assert "(it does not start without them): APP_LICENSE_ID" in config
+
+
+def test_with_no_sweeper_the_sweep_scenario_is_a_skip_saying_why_and_no_todo(tmp_path):
+    root = _project(tmp_path, {"conf/settings/local.py": "import os\nDATABASES = {'default': {'NAME': os.environ['PG_NAME']}}\n"})
+    scaffold = render(scan(root))
+    sweep = scaffold.files["scenarios/test_sweep.py"]
+    assert 'pytest.mark.skip(reason="no sweep process found: a job whose worker dies stays where it is; ' \
+           'test_kill_worker.py shows it")' in sweep
+    assert "STALE_JOB" not in sweep and not any("test_sweep.py" in todo for todo in scaffold.todos)
+    ast.parse(sweep)
+
+
+@pytest.mark.parametrize("read, expected", [
+    ("ALLOWED_HOSTS = env.list('ALLOWED_HOSTS', default=[])", {"ALLOWED_HOSTS": "127.0.0.1,localhost"}),
+    ("ALLOWED_HOSTS = os.environ.get('DJANGO_HOSTS', '').split(' ')", {"DJANGO_HOSTS": "127.0.0.1 localhost"}),
+    ("ALLOWED_HOSTS = ['example.com']", {}),
+])
+def test_allowed_hosts_read_from_a_variable_get_loopback_in_its_format(tmp_path, read, expected):
+    root = _project(tmp_path, {"conf/settings/local.py": f"import os, environ\nenv = environ.Env()\n{read}\n"})
+    values = {k: v for k, (v, _) in scan(root).env_values.items() if "HOSTS" in k}
+    assert values == expected
+
+
+DRF_MODELS = '''from django.db import models
+
+
+class Job(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True)
+    input_text = models.TextField()
+    priority = models.IntegerField(default=0)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    updated_at = models.DateTimeField(auto_now=True)
+'''
+DRF_SERIALIZERS = '''from rest_framework import serializers
+from .models import Job
+
+
+class JobSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Job
+        fields = ["id", "input_text", "priority", "status", "updated_at"]
+        read_only_fields = ["id", "status", "updated_at"]
+'''
+DRF_TASKS = "from celery import shared_task\n\n\n@shared_task\ndef process_job(job_id):\n    pass\n"
+
+
+def _drf_project(tmp_path: Path, views: str, urls: str) -> Path:
+    return _project(tmp_path, {"conf/settings/local.py": "import os\nDATABASES = {'default': {'NAME': os.environ['PG_NAME']}}\n",
+                               "jobs/__init__.py": "", "jobs/models.py": DRF_MODELS,
+                               "jobs/serializers.py": DRF_SERIALIZERS, "jobs/tasks.py": DRF_TASKS,
+                               "jobs/views.py": views, "jobs/urls.py": urls})
+
+
+def test_a_drf_create_view_of_the_job_model_gets_an_adapter_calling_it_through_the_request_factory(tmp_path):
+    root = _drf_project(tmp_path, '''from rest_framework import generics, status
+from rest_framework.response import Response
+from .models import Job
+from .serializers import JobSerializer
+from .tasks import process_job
+
+
+class JobCreateView(generics.CreateAPIView):
+    serializer_class = JobSerializer
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        job = serializer.save()
+        process_job.delay(str(job.id))
+        return Response({"event_id": job.id}, status=status.HTTP_201_CREATED)
+''', 'from django.urls import path\nfrom .views import JobCreateView\nurlpatterns = [path("jobs/", JobCreateView.as_view())]\n')
+    scaffold = render(scan(root))
+    adapter = scaffold.files["scenarios/submit_adapter.py"]
+    assert "from jobs.views import JobCreateView" in adapter and "JobCreateView.as_view()(request)" in adapter
+    assert 'PATH = "/jobs/"' in adapter and 'ID_KEY = "event_id"' in adapter  # the key of the view's Response
+    conftest = scaffold.files["scenarios/conftest.py"]
+    assert 'SUBMIT = "scenarios.submit_adapter:submit"' in conftest
+    # the serializer's writable fields, placeholders marked as such
+    assert "'input_text': f\"input_text {n}\",  # TODO(jobquake init)" in conftest
+    assert "'priority': n,  # TODO(jobquake init)" in conftest and "'status'" not in conftest
+    assert not any("SUBMIT" in todo or "submit_adapter.py" in todo for todo in scaffold.todos)
+    ast.parse(adapter)
+
+
+def test_a_drf_viewset_is_called_by_its_create_action_and_an_unknown_id_key_is_a_named_todo(tmp_path):
+    root = _drf_project(tmp_path, '''from rest_framework import viewsets
+from rest_framework.response import Response
+from .serializers import JobSerializer
+from .tasks import process_job
+
+
+class JobViewSet(viewsets.ModelViewSet):
+    serializer_class = JobSerializer
+
+    def perform_create(self, serializer):
+        job = serializer.save()
+        process_job.apply_async(args=[job.pk])
+
+    def create(self, request, *args, **kwargs):
+        super().create(request, *args, **kwargs)
+        return Response({"ok": True})
+''', 'from rest_framework.routers import DefaultRouter\nfrom .views import JobViewSet\nrouter = DefaultRouter()\n'
+     'router.register(r"jobs", JobViewSet)\n')
+    scaffold = render(scan(root))
+    adapter = scaffold.files["scenarios/submit_adapter.py"]
+    assert 'JobViewSet.as_view({"post": "create"})(request)' in adapter and 'PATH = "/jobs"' in adapter
+    assert "ID_KEY = None  # TODO(jobquake init): the key of the new job's id" in adapter
+    assert "scenarios/submit_adapter.py ID_KEY: the key of the new job's id in JobViewSet's response" in scaffold.todos
+
+
+DRF_CREATE_VIEW = '''from rest_framework import generics
+from .serializers import JobSerializer
+from .tasks import process_job
+
+
+class JobCreateView(generics.CreateAPIView):
+    serializer_class = JobSerializer
+
+    def perform_create(self, serializer):
+        job = serializer.save()
+        process_job.delay(job.pk)
+'''
+
+
+def test_a_submit_path_in_autocommit_gets_no_commit_race_and_its_pool_fault_after_the_write(tmp_path):
+    root = _drf_project(tmp_path, DRF_CREATE_VIEW, "")
+    scaffold = render(scan(root))
+    race = scaffold.files["scenarios/test_commit_race.py"]
+    assert 'pytest.mark.skip(reason="the submit path commits in autocommit before it queues: no commit to race")' \
+        in race and "before_commit" not in race
+    pool = scaffold.files["scenarios/test_pool_exhaustion.py"]
+    assert 'exhaust_pool(at="django.after_write", match={**app.submitter_match(), "table": jq.config.job_table},' \
+        in pool
+    assert 'ID_KEY = "id"' in scaffold.files["scenarios/submit_adapter.py"]  # DRF's create: the serializer's data
+    ast.parse(race), ast.parse(pool)
+
+
+def test_atomic_requests_keep_the_commit_scenarios_and_the_adapter_calls_the_view_in_a_transaction(tmp_path):
+    root = _drf_project(tmp_path, DRF_CREATE_VIEW, "")
+    (root / "conf/settings/local.py").write_text(
+        "import os\nDATABASES = {'default': {'NAME': os.environ['PG_NAME'], 'ATOMIC_REQUESTS': True}}\n")
+    scaffold = render(scan(root))
+    assert 'failpoint("django.before_commit"' in scaffold.files["scenarios/test_commit_race.py"]
+    assert 'exhaust_pool(at="django.on_commit", match=app.submitter_match(),' in \
+        scaffold.files["scenarios/test_pool_exhaustion.py"]
+    adapter = scaffold.files["scenarios/submit_adapter.py"]
+    assert "    with transaction.atomic():" in adapter and "        response = JobCreateView.as_view()(request)" in adapter
+    ast.parse(adapter)

@@ -205,7 +205,24 @@ def test_a_required_setting_no_reader_can_fill_is_a_todo_and_failed_variants_are
     """, ".env.example": "CALLBACK_HOST=http://localhost:8000\n"}))
     config = render(found).config
     assert ("required by the app's settings, with no default (it does not start without them): "
-            "CALLBACK_HOST, SIGNING_SECRET") in config  # an example file's value is not loaded by the app
+            "CALLBACK_HOST\n") in config  # an example file's value is not loaded by the app
+    assert 'SIGNING_SECRET = "jobquake-throwaway-secret-not-for-production"' in config  # a secret: any value works
     from harness.scaffold.jobs import _final_states
 
     assert _final_states(found)[0] == ("success", "chunk_failed", "failed")
+
+
+def test_a_library_read_with_no_default_is_required_and_an_example_files_value_is_no_default(tmp_path):
+    found = scan(_project(tmp_path, **{".env.example": "APP_SIGNING_TOKEN=changeme\nAPP_CACHE_TTL=5\n", "app.py": """
+        import os
+        from environs import Env
+        env = Env()
+
+        TOKEN = env.str("APP_SIGNING_TOKEN")  # raises when unset
+        TTL = env.int("APP_CACHE_TTL", 300)
+        HOST = os.getenv("APP_CACHE_HOST")  # None when unset
+    """}))
+    required = {name for name, detail in found.env_details.items() if detail.required}
+    assert required == {"APP_SIGNING_TOKEN"}
+    assert "required by the app's settings, with no default (it does not start without them): APP_SIGNING_TOKEN" \
+        in render(found).config
