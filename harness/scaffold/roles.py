@@ -39,7 +39,18 @@ class EnvValue:
 
 
 def _has(name: str, *words: str) -> bool:
-    return any(word in name for word in words)
+    """Any of ``words`` is whole words of ``name`` (``CALL`` is not in ``CALLBACK_READ_TIMEOUT``), a plural
+    included (``EXPIRE`` in ``RESULT_EXPIRES``): ``MAX_`` or ``_DB`` say where the word stands."""
+    parts = name.upper().split("_")
+    for word in words:
+        wanted = word.upper().split("_")
+        core = [w for w in wanted if w]
+        for start in range(len(parts) - len(core) + 1):
+            window = parts[start:start + len(core)]
+            if window[:-1] == core[:-1] and window[-1] in (core[-1], core[-1] + "S", core[-1] + "ES") and \
+                    (wanted[0] or start > 0) and (wanted[-1] or start + len(core) < len(parts)):
+                return True
+    return False
 
 
 OTHER_DATABASES = ("mysql", "mariadb", "sqlite", "mongodb", "mssql", "oracle", "cockroach")
@@ -56,7 +67,8 @@ def database(name: str, default: object = None) -> bool:
         return False
     if isinstance(default, str) and default.startswith(("postgres://", "postgresql")):
         return True
-    return _has(name, "DATABASE", "_DB", "DB_", "POSTGRES", "SQLALCHEMY", "PG_") and _has(name, "URL", "DSN", "URI")
+    return _has(name, "DATABASE", "_DB", "DB_", "POSTGRES", "POSTGRESQL", "SQLALCHEMY", "PG_") and \
+        _has(name, "URL", "DSN", "URI")
 
 
 def broker(name: str, default: object = None) -> bool:
@@ -76,9 +88,14 @@ def provider_key(name: str, annotation: str = "") -> bool:
     return keyish and _has(name, *PROVIDER_WORDS)
 
 
+NOT_PAID_CALL_WORDS = ("CALLBACK", "WEBHOOK", "HOOK", "NOTIFY", "NOTIFICATION")  # the app's own calls out
+
+
 def deadline(name: str) -> bool:
-    """The per-call deadline of the model call."""
-    return _has(name, "TIMEOUT", "DEADLINE") and _has(name, *PROVIDER_WORDS, "CALL", "REQUEST")
+    """The per-call deadline of the model call: a timeout named for the provider or its request, never
+    for the app's callbacks and webhooks (``CALLBACK_READ_TIMEOUT`` is the app's own call out)."""
+    return _has(name, "TIMEOUT", "DEADLINE") and _has(name, *PROVIDER_WORDS, "CALL", "REQUEST") and \
+        not _has(name, *NOT_PAID_CALL_WORDS)
 
 
 def soft_limit(name: str) -> bool:
@@ -119,7 +136,7 @@ def duration_s(name: str, default: object, annotation: str = "") -> float | None
 
 
 SERVICE_WORDS = {"redis": ("REDIS", "BROKER", "CELERY_BROKER"), "database": ("POSTGRES", "PG", "DB", "DATABASE")}
-PART_WORDS = {"_HOST": "host", "_HOSTNAME": "host", "_PORT": "port", "_PASSWORD": "password", "_PASS": "password",
+PART_WORDS = {"_HOST": "host", "_HOSTNAME": "host", "_SERVER": "host", "_PORT": "port", "_PASSWORD": "password", "_PASS": "password",
               "_USER": "user", "_USERNAME": "user", "_NAME": "name", "_DB": "name"}
 
 
@@ -174,10 +191,7 @@ def _duration(name: str, default: object, time_scale: float, annotation: str) ->
     if seconds is None or seconds < SCALE_AT_LEAST_S:
         return None
     unit = unit_s(name, annotation) or 1.0
-    run_seconds = seconds * time_scale
-    floor = ""
-    if deadline(name) and run_seconds < PAID_CALL_AT_LEAST_S:  # as the instrumentation floors a call's timeout
-        run_seconds, floor = PAID_CALL_AT_LEAST_S, f", at least {PAID_CALL_AT_LEAST_S:g} s for a paid call"
+    run_seconds, floor = floored(name, seconds * time_scale)
     scaled = run_seconds / unit
     whole = annotation.strip() == "int"  # pydantic refuses "0.45" for an int; untyped reads convert themselves
     if whole:
@@ -186,6 +200,46 @@ def _duration(name: str, default: object, time_scale: float, annotation: str) ->
     note = floor + (", rounded up: the code reads a whole number" if whole and scaled != run_seconds / unit else "")
     return EnvValue(name, text, f"{_plain(default)} {_unit_word(unit)} in the code, x time_scale {time_scale:g}{note}",
                     "duration")
+
+
+# the shortest a scaled duration may be, in run seconds: a task's imports and connections are not scaled
+SOFT_LIMIT_AT_LEAST_S = 10.0
+HARD_LIMIT_MARGIN_S = 2.0  # a hard limit this much after the soft one, so the task can handle the soft one
+
+
+def floored(name: str, run_seconds: float) -> tuple[float, str]:
+    """A scaled duration raised to its floor, and the note that says so: a paid call's deadline at least
+    as long as the instrumentation gives a call, a task's soft time limit long enough for its start-up
+    work, a hard limit after the soft one's floor."""
+    floors = []
+    if deadline(name):
+        floors.append((PAID_CALL_AT_LEAST_S, "for a paid call"))
+    if soft_limit(name):
+        floors.append((SOFT_LIMIT_AT_LEAST_S, "for a soft time limit: a task's imports and connections are "
+                                              "not scaled"))
+    elif hard_limit(name):
+        floors.append((SOFT_LIMIT_AT_LEAST_S + HARD_LIMIT_MARGIN_S, "for a hard time limit: the soft limit's "
+                                                                    f"floor + {HARD_LIMIT_MARGIN_S:g} s"))
+    for at_least, why in floors:
+        if run_seconds < at_least:
+            return at_least, f", at least {at_least:g} s {why}"
+    return run_seconds, ""
+
+
+def spaced_limits(env: list[EnvValue]) -> list[EnvValue]:
+    """``env`` with each hard time limit at least the scaled soft limit + the margin (same unit only)."""
+    soft = next((e for e in env if e.kind == "duration" and soft_limit(e.name)), None)
+    if soft is None:
+        return env
+    out = []
+    for e in env:
+        if e.kind == "duration" and hard_limit(e.name) and unit_s(e.name) == unit_s(soft.name) and \
+                float(e.value) < float(soft.value) + HARD_LIMIT_MARGIN_S / (unit_s(e.name) or 1.0):
+            raised = float(soft.value) + HARD_LIMIT_MARGIN_S / (unit_s(e.name) or 1.0)
+            e = EnvValue(e.name, f"{raised:g}", f"{e.why}, raised to {soft.name} + {HARD_LIMIT_MARGIN_S:g} s",
+                         e.kind)
+        out.append(e)
+    return out
 
 
 def _plain(value: object) -> str:

@@ -72,7 +72,7 @@ def test_it_maps_env_vars_to_the_stack_and_scales_long_durations(tmp_path):
     assert 'TICKETS_DATABASE_URL = "{database_url}"' in config
     assert 'TICKETS_BROKER_URL = "{redis_url}"' in config
     assert 'TICKETS_OPENAI_BASE_URL = "{paidapi_url}/v1"' in config
-    assert 'TICKETS_TASK_HARD_LIMIT_S = "6.6"' in config  # 660 s x 0.01
+    assert 'TICKETS_TASK_HARD_LIMIT_S = "12"' in config  # 660 s x 0.01 = 6.6 s, raised to the soft limit's floor + 2 s
     assert "TICKETS_RELAY_EVERY_S" not in config.split("left to its defaults")[0]  # 0.5 s: left alone
     assert 'job_id_from = "args[0]"' in config
     for text in scaffold.files.values():
