@@ -3,8 +3,9 @@
 Evidence decides a verdict, so it gets the rules of run state. The artifacts
 folder (``--jobquake-artifacts``, default ``.jobquake/artifacts``) is made
 private (0700) or, when it exists, must be a folder (not a symlink) of this
-user that no group or other user may write; every folder above it must
-belong to this user or root and be writable by nobody else, unless sticky
+user that no other user may write (its group may, when the group holds only
+this user); every folder above it must belong to this user or root and be
+writable by nobody else, unless sticky
 (as ``/tmp``, where nobody may rename what is ours). A shared place is
 refused with one line saying why: its owner could swap the evidence, or plant
 a symlink where a file will be written.
@@ -17,7 +18,9 @@ report`` and ``jobquake merge`` read a path through ``latest``
 """
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import secrets
 import stat
 import time
@@ -28,7 +31,6 @@ from harness.errors import ConfigError
 
 LATEST = "latest"
 NEW_FOLDER = 0o700
-SHARED_BITS = stat.S_IWGRP | stat.S_IWOTH
 
 
 class ArtifactsFolderError(ConfigError):
@@ -45,17 +47,51 @@ def session_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
 
 
-def _check_ancestors(folder: Path) -> None:
+def _check_ancestors(folder: Path, root: Path) -> None:
     """Every folder from ``/`` down to ``folder`` (symlinks resolved) is root's or ours, and writable
-    by nobody else unless sticky."""
+    by nobody else unless sticky; ``root``: the artifacts folder asked for, which errors name."""
     me = os.geteuid()
     for ancestor in [folder, *folder.parents]:
         info = os.stat(ancestor)
         if info.st_uid not in (0, me):
-            raise ArtifactsFolderError(folder, f"{ancestor} belongs to uid {info.st_uid}, who could move it")
-        if info.st_mode & SHARED_BITS and not info.st_mode & stat.S_ISVTX:
-            raise ArtifactsFolderError(folder, f"{ancestor} is writable by other users "
-                                               f"(mode {stat.S_IMODE(info.st_mode):o})")
+            raise ArtifactsFolderError(root, f"{ancestor} belongs to uid {info.st_uid}, who could move it")
+        writers = _other_writers(info)
+        if writers and not info.st_mode & stat.S_ISVTX:
+            where = "it" if ancestor == root else f"the folder above it, {ancestor},"
+            raise ArtifactsFolderError(root, f"{where} is writable by {writers} "
+                                             f"(mode {stat.S_IMODE(info.st_mode):o})")
+
+
+def _other_writers(info: os.stat_result) -> str | None:
+    """Who besides this user (and root) may write a folder of this status, or None.
+
+    A folder writable by its group is private still when the group holds nobody else: a user-private
+    group, as Debian and Ubuntu give every user (umask 002 makes checkouts 0775).
+    """
+    if info.st_mode & stat.S_IWOTH:
+        return "every user"
+    if info.st_mode & stat.S_IWGRP and _group_has_others(info.st_gid):
+        return f"the other members of group {_group_name(info.st_gid)}"
+    return None
+
+
+def _group_has_others(gid: int) -> bool:
+    me = os.geteuid()
+    try:
+        members = set(grp.getgrgid(gid).gr_mem)
+    except KeyError:  # a group with no name: nobody can say who is in it
+        return True
+    names = {entry.pw_name for entry in pwd.getpwall() if entry.pw_uid in (me, 0)}
+    if members - names:
+        return True
+    return any(entry.pw_gid == gid and entry.pw_uid not in (me, 0) for entry in pwd.getpwall())
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
 
 
 def _make_parents(folder: Path) -> None:
@@ -71,7 +107,7 @@ def checked_root(path: str | os.PathLike[str]) -> Path:
     """The artifacts folder, made private if missing; ``ArtifactsFolderError`` when it is not safe."""
     root = Path(os.path.abspath(path))
     nearest = next(p for p in root.parents if p.exists())  # checked before anything is made below it
-    _check_ancestors(Path(os.path.realpath(nearest)))
+    _check_ancestors(Path(os.path.realpath(nearest)), root)
     _make_parents(root.parent)
     try:
         os.mkdir(root, NEW_FOLDER)
@@ -83,8 +119,9 @@ def checked_root(path: str | os.PathLike[str]) -> Path:
         raise ArtifactsFolderError(root, f"not a folder ({exc.strerror})") from exc
     if info.st_uid != os.geteuid():
         raise ArtifactsFolderError(root, f"it belongs to uid {info.st_uid}")
-    if info.st_mode & SHARED_BITS:
-        raise ArtifactsFolderError(root, f"it is writable by other users (mode {stat.S_IMODE(info.st_mode):o})")
+    writers = _other_writers(info)
+    if writers:
+        raise ArtifactsFolderError(root, f"it is writable by {writers} (mode {stat.S_IMODE(info.st_mode):o})")
     return root
 
 
