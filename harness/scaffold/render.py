@@ -55,14 +55,24 @@ def render(found: Findings) -> Scaffold:
 def _env_values(found: Findings) -> list[roles.EnvValue]:
     """Each variable's value: what a reader decided (``env_values``), else what its role says."""
     env = [roles.EnvValue(name, value, why, "reader") for name, (value, why) in found.env_values.items()]
+    annotations = {name: detail.annotation for name, detail in found.env_details.items()}
+    production = {name: roles.duration_s(name, default, annotations.get(name, ""))
+                  for name, default in found.env_vars.items() if name not in found.env_values}
+    scale, limit = roles.limit_scale({n: s for n, s in production.items() if s is not None}, TIME_SCALE)
     for name, default in sorted(found.env_vars.items()):
         if name in found.env_values:
             continue
-        detail = found.env_details.get(name)
-        value = roles.env_value(name, default, TIME_SCALE, detail.annotation if detail else "")
+        seconds = production.get(name)
+        raised = seconds is not None and seconds >= limit and scale > TIME_SCALE
+        value = roles.env_value(name, default, scale if raised else TIME_SCALE, annotations.get(name, ""))
+        if value is not None and raised and value.kind == "duration":
+            value = roles.EnvValue(name, value.value, value.why.replace(
+                f"x time_scale {scale:g}", f"x {scale:.3g} (time_scale {TIME_SCALE:g} raised so the task's time "
+                f"limit is at least {roles.SOFT_LIMIT_AT_LEAST_S:g} s, as a task's imports and connections are "
+                "not scaled; what lasts as long in the code is scaled alike, to keep its order)"), value.kind)
         if value is not None:
             env.append(value)
-    env = sorted(roles.spaced_limits(env), key=lambda e: e.name)
+    env = sorted(roles.spaced_hard_limit(env), key=lambda e: e.name)
     named = {e.name for e in env}
     for client in sorted(found.model_clients):
         for name, value in CLIENT_VARIABLES.get(client, ()):

@@ -202,42 +202,47 @@ def _duration(name: str, default: object, time_scale: float, annotation: str) ->
                     "duration")
 
 
-# the shortest a scaled duration may be, in run seconds: a task's imports and connections are not scaled
+# the shortest a task's scaled soft time limit may be, in run seconds: its imports and connections are not scaled
 SOFT_LIMIT_AT_LEAST_S = 10.0
-HARD_LIMIT_MARGIN_S = 2.0  # a hard limit this much after the soft one, so the task can handle the soft one
+HARD_LIMIT_MARGIN_S = 2.0  # a hard limit at least this long after the soft one: time to handle the soft one
 
 
 def floored(name: str, run_seconds: float) -> tuple[float, str]:
     """A scaled duration raised to its floor, and the note that says so: a paid call's deadline at least
-    as long as the instrumentation gives a call, a task's soft time limit long enough for its start-up
-    work, a hard limit after the soft one's floor."""
-    floors = []
-    if deadline(name):
-        floors.append((PAID_CALL_AT_LEAST_S, "for a paid call"))
-    if soft_limit(name):
-        floors.append((SOFT_LIMIT_AT_LEAST_S, "for a soft time limit: a task's imports and connections are "
-                                              "not scaled"))
-    elif hard_limit(name):
-        floors.append((SOFT_LIMIT_AT_LEAST_S + HARD_LIMIT_MARGIN_S, "for a hard time limit: the soft limit's "
-                                                                    f"floor + {HARD_LIMIT_MARGIN_S:g} s"))
-    for at_least, why in floors:
-        if run_seconds < at_least:
-            return at_least, f", at least {at_least:g} s {why}"
+    as long as the instrumentation gives a call (task time limits: ``limit_scale``)."""
+    if deadline(name) and run_seconds < PAID_CALL_AT_LEAST_S:
+        return PAID_CALL_AT_LEAST_S, f", at least {PAID_CALL_AT_LEAST_S:g} s for a paid call"
     return run_seconds, ""
 
 
-def spaced_limits(env: list[EnvValue]) -> list[EnvValue]:
-    """``env`` with each hard time limit at least the scaled soft limit + the margin (same unit only)."""
+def limit_scale(durations: dict[str, float], time_scale: float) -> tuple[float, float]:
+    """(the scale for durations at least as long as the task's time limit, that limit in production seconds).
+
+    ``durations``: production seconds by variable. The soft time limit (else the hard one) scales to at
+    least ``SOFT_LIMIT_AT_LEAST_S`` (the hard one alone to ``HARD_LIMIT_MARGIN_S`` more); every duration
+    as long as the limit or longer (a visibility timeout, a stale-job bound) is scaled alike, so the
+    app's order of them is kept. (time_scale, inf) when there is no limit.
+    """
+    soft = next((s for n, s in durations.items() if soft_limit(n) and s > 0), None)
+    hard = next((s for n, s in durations.items() if hard_limit(n) and s > 0), None)
+    limit = soft or hard
+    if limit is None:
+        return time_scale, math.inf
+    return max(time_scale, (SOFT_LIMIT_AT_LEAST_S + (0 if soft else HARD_LIMIT_MARGIN_S)) / limit), limit
+
+
+def spaced_hard_limit(env: list[EnvValue]) -> list[EnvValue]:
+    """``env`` with a hard time limit at least ``HARD_LIMIT_MARGIN_S`` after the soft one (same unit)."""
     soft = next((e for e in env if e.kind == "duration" and soft_limit(e.name)), None)
     if soft is None:
         return env
     out = []
     for e in env:
-        if e.kind == "duration" and hard_limit(e.name) and unit_s(e.name) == unit_s(soft.name) and \
-                float(e.value) < float(soft.value) + HARD_LIMIT_MARGIN_S / (unit_s(e.name) or 1.0):
-            raised = float(soft.value) + HARD_LIMIT_MARGIN_S / (unit_s(e.name) or 1.0)
-            e = EnvValue(e.name, f"{raised:g}", f"{e.why}, raised to {soft.name} + {HARD_LIMIT_MARGIN_S:g} s",
-                         e.kind)
+        unit = unit_s(e.name) or 1.0
+        at_least = float(soft.value) + HARD_LIMIT_MARGIN_S / unit
+        if e.kind == "duration" and hard_limit(e.name) and unit == unit_s(soft.name) and float(e.value) < at_least:
+            e = EnvValue(e.name, f"{at_least:g}", f"{e.why}; raised to {soft.name} + {HARD_LIMIT_MARGIN_S:g} s, time "
+                                                  "to handle the soft limit", e.kind)
         out.append(e)
     return out
 

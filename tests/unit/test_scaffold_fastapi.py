@@ -124,10 +124,19 @@ def test_a_server_setting_is_the_database_host_and_the_summary_counts_the_requir
     assert any("PROJECT_NAME" in todo for todo in scaffold.todos)  # on the terminal's count and list too
 
 
-def test_scaled_task_time_limits_have_floors_and_say_so(tmp_path):
-    config = render(scan(_app(tmp_path))).config
+def test_scaled_task_time_limits_have_floors_and_what_outlasts_them_in_the_code_still_does(tmp_path):
+    settings = SETTINGS.replace("CELERY_TASK_TIME_LIMIT: int = 600", "CELERY_TASK_TIME_LIMIT: int = 600\n"
+                                "        VISIBILITY_TIMEOUT: int = 900\n        POLL_INTERVAL: int = 30")
+    config = render(scan(_app(tmp_path, **{"app/config.py": settings}))).config
+    # 300 s x 0.01 would be 3 s, shorter than a task's imports: x 0.0333 instead, for every duration as long
+    assert 'CELERY_TASK_SOFT_TIME_LIMIT = "10"' in config and 'CELERY_TASK_TIME_LIMIT = "20"' in config
+    assert 'VISIBILITY_TIMEOUT = "30"' in config  # still outlasts the hard limit, as in the code
+    assert 'POLL_INTERVAL = "1"' in config  # shorter than the limits: x time_scale (0.3 s, a whole number)
+    assert "time limit is at least 10 s, as a task's imports and connections are not scaled" in config
+    close = settings.replace("CELERY_TASK_TIME_LIMIT: int = 600", "CELERY_TASK_TIME_LIMIT: int = 310")
+    config = render(scan(_app(tmp_path / "close", **{"app/config.py": close}))).config
     assert 'CELERY_TASK_SOFT_TIME_LIMIT = "10"' in config and 'CELERY_TASK_TIME_LIMIT = "12"' in config
-    assert "at least 10 s for a soft time limit: a task's imports and connections are not scaled" in config
+    assert "raised to CELERY_TASK_SOFT_TIME_LIMIT + 2 s" in config  # not 10.3 s: no time to handle the soft one
 
 
 BUILT = """
