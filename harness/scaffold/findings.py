@@ -25,6 +25,7 @@ class Table:
     variable: str
     name: str
     columns: list[tuple[str, bool]]
+    types: dict[str, str] = field(default_factory=dict)  # column -> the type the class annotates it with
 
 
 @dataclass
@@ -96,6 +97,7 @@ class Findings:
     celery_conf: dict[str, object] = field(default_factory=dict)
     beat_entries: dict[str, float | None] = field(default_factory=dict)
     retries: bool = False
+    task_call_keywords: dict[str, set[str]] = field(default_factory=dict)  # task function -> keywords callers pass
     # paid calls as the code makes them
     paid_timeouts: set[float] = field(default_factory=set)  # timeouts written in the code's calls
     client_default_timeouts: set[float] = field(default_factory=set)  # of clients built without one
@@ -113,6 +115,8 @@ class Findings:
     scenario_values: dict[str, str] = field(default_factory=dict)  # template placeholders a reader fills
     scenario_files: dict[str, str] = field(default_factory=dict)  # more scenario templates: file name -> text
     env_todos: list[str] = field(default_factory=list)  # what the app's environment cannot reach (a TODO each)
+    amqp_broker: str | None = None  # where the code names a RabbitMQ broker (jobquake runs Redis)
+    database_built_from_parts: str | None = None  # where the settings build a database URL from host and port
 
     def add_env(self, name: str, default: object = None, *, source: str = "", annotation: str = "",
                 override: bool = False, required: bool = False) -> None:

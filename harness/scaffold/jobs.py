@@ -1,6 +1,7 @@
 """The job table and its columns, as init infers them.
 
-The job table is the one with a ``status`` / ``state`` column. Its reason
+The job table is the one with a ``status`` / ``state`` column (named ``job`` or
+``jobs`` first, then one whose name has the word ``job``). Its reason
 and attempt columns are matched by name. A heartbeat column is inferred
 only from a column whose name says so (``heartbeat_at``, ``last_beat``...)
 or that a function named for heartbeats writes; a last-change column
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass
 
 from harness.scaffold.findings import Findings, Table
@@ -87,11 +89,18 @@ def job_columns(found: Findings) -> JobColumns | None:
     with_state = [t for t in found.tables if any(c.lower() in STATE_WORDS for c, _ in t.columns)]
     if not with_state:
         return None
-    table = with_state[0]
+    table = min(with_state, key=_job_likeness)
     job = JobColumns(table, next(c for c, _ in table.columns if c.lower() in STATE_WORDS))
     job.written_as_heartbeat = _written_by_heartbeat(found, table)
-    job.final_states, job.final_why = _final_states(found)
+    job.final_states, job.final_why = _final_states(found, table.types.get(job.state, ""))
     return job
+
+
+def _job_likeness(table: Table) -> int:
+    """0 for a table named ``job`` / ``jobs``, 1 for one whose name has a word ``job``, 2 for any other
+    (the first of equals wins): an app with several tables of states has one that is its jobs'."""
+    words = table.name.lower().replace("-", "_").split("_")
+    return 0 if table.name.lower() in ("job", "jobs") else 1 if {"job", "jobs"} & set(words) else 2
 
 
 def _written_by_heartbeat(found: Findings, table: Table) -> str | None:
@@ -113,10 +122,13 @@ def _written_by_heartbeat(found: Findings, table: Table) -> str | None:
     return None
 
 
-def _final_states(found: Findings) -> tuple[tuple[str, ...] | None, str]:
+def _final_states(found: Findings, state_type: str = "") -> tuple[tuple[str, ...] | None, str]:
+    """From a constant of final states; else from the enum the state column is typed with, or any enum."""
     if found.final_states:
         return found.final_states, found.final_states_why or "a constant of final states"
-    for name, values in found.state_values.items():
+    typed = [name for name in found.state_values if name in re.findall(r"\w+", state_type)]
+    for name in [*typed, *found.state_values]:
+        values = found.state_values[name]
         lowered = [v.lower() for v in values]
         success = [v for w in SUCCESS_WORDS for v, low in zip(values, lowered) if low == w]
         failure = [v for v, low in zip(values, lowered) if low in FAILURE_WORDS or low.endswith(FAILURE_ENDINGS)]

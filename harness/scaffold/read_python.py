@@ -74,8 +74,7 @@ class _Module:
 
     def _core_table(self, variable: str, value: ast.Call) -> None:
         name = literal(value.args[0])
-        columns = [(str(literal(c.args[0])), any(k.arg == "primary_key" and literal(k.value) is True
-                                                  for k in c.keywords))
+        columns = [(str(literal(c.args[0])), _primary(c))
                    for c in value.args[1:] if isinstance(c, ast.Call) and call_name(c) == "Column"
                    and c.args and isinstance(literal(c.args[0]), str)]
         if isinstance(name, str):
@@ -94,22 +93,38 @@ class _Module:
         self._mapped_class(node)
 
     def _mapped_class(self, node: ast.ClassDef) -> None:
-        """A declarative ORM class: ``__tablename__`` and its ``mapped_column`` / ``Column`` attributes."""
-        name, columns = None, []
-        for item in node.body:
+        """A declarative ORM class: ``__tablename__`` and its ``mapped_column`` / ``Column`` attributes;
+        or a SQLModel table (``class Job(SQLModel, table=True)``): every annotated field is a column, and
+        the table is named ``__tablename__`` or, as SQLModel names it, the class name lower-cased."""
+        sqlmodel = any(k.arg == "table" and literal(k.value) is True for k in node.keywords)
+        name: object = node.name.lower() if sqlmodel else None
+        columns, types = [], {}
+        for item in [*self._inherited_fields(node), *node.body] if sqlmodel else node.body:
             target = item.targets[0] if isinstance(item, ast.Assign) else getattr(item, "target", None)
             value = getattr(item, "value", None)
-            if not isinstance(target, ast.Name) or value is None:
+            if not isinstance(target, ast.Name):
                 continue
-            if target.id == "__tablename__":
+            if target.id == "__tablename__" and value is not None:
                 name = literal(value)
             elif isinstance(value, ast.Call) and call_name(value) in ("mapped_column", "Column"):
                 explicit = next((literal(a) for a in value.args if isinstance(literal(a), str)), None)
-                primary = any(k.arg == "primary_key" and literal(k.value) is True for k in value.keywords)
-                columns.append((explicit or target.id, primary))
+                columns.append((explicit or target.id, _primary(value)))
+            elif sqlmodel and isinstance(item, ast.AnnAssign) and _sqlmodel_column(item):
+                column = _field_column(item.value) or target.id
+                columns.append((column, _primary(item.value)))
+                types[column] = ast.unparse(item.annotation)
         if isinstance(name, str) and columns:
             # the class name is what `insert(...)` / `session.add(...)` name in the code
-            self.found.tables.append(Table(self.module, node.name, name, columns))
+            self.found.tables.append(Table(self.module, node.name, name, columns, types))
+
+    def _inherited_fields(self, node: ast.ClassDef, depth: int = 0) -> list[ast.stmt]:
+        """The fields of the module's own base classes (``class JobBase(SQLModel)`` under ``Job(JobBase, table=True)``)."""
+        here = {c.name: c for c in self.tree.body if isinstance(c, ast.ClassDef)}
+        out: list[ast.stmt] = []
+        for base in (dotted(b) for b in node.bases):
+            if base in here and base != node.name and depth < 4:
+                out += self._inherited_fields(here[base], depth + 1) + here[base].body
+        return out
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         found = params(node)
@@ -149,6 +164,28 @@ class _Module:
             if isinstance(text, str) and READY_WORD.search(text) and len(text) < 80 and "%" not in text:
                 return text
         return None
+
+
+def _primary(value: ast.expr | None) -> bool:
+    """``primary_key=True`` in a column's (or a SQLModel ``Field``'s) call."""
+    return isinstance(value, ast.Call) and any(k.arg == "primary_key" and literal(k.value) is True
+                                               for k in value.keywords)
+
+
+def _sqlmodel_column(item: ast.AnnAssign) -> bool:
+    """A SQLModel table's annotated attribute that is a column: not a ``ClassVar``, not a ``Relationship``."""
+    annotation = ast.unparse(item.annotation)
+    if annotation.startswith(("ClassVar", "typing.ClassVar")) or item.target.id.startswith("_"):  # type: ignore[union-attr]
+        return False
+    return not (isinstance(item.value, ast.Call) and call_name(item.value) == "Relationship")
+
+
+def _field_column(value: ast.expr | None) -> str | None:
+    """The column name a SQLModel ``Field(sa_column=Column("name", ...))`` gives, if it gives one."""
+    given = keywords(value).get("sa_column") if isinstance(value, ast.Call) else None
+    if isinstance(given, ast.Call) and given.args and isinstance(literal(given.args[0]), str):
+        return literal(given.args[0])  # type: ignore[return-value]
+    return None
 
 
 def _has_default(value: ast.expr | None) -> bool:

@@ -4,9 +4,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from harness.config import BY_KEY
 from harness.paidapi.pricing import DEFAULT_PRICES
-from harness.scaffold import render_timing, roles, submit as submits, templates
+from harness.scaffold import render_job_id, render_timing, roles, submit as submits, templates
 from harness.scaffold.findings import Findings, Table
 from harness.scaffold.jobs import JobColumns, job_columns
 
@@ -14,7 +13,6 @@ TIME_SCALE = 0.01  # the harness's default: written out so the scaled values bel
 TODO = "TODO(jobquake init)"
 WORKER = ("celery -A {app} worker --pool prefork --concurrency 2 -n {{name}}@%h "
           "--without-mingle --without-gossip --without-heartbeat --loglevel INFO")
-THROWAWAY_SECRET = "jobquake-throwaway-secret-not-for-production"
 # the variables each official client reads itself when the code passes no base URL or key
 CLIENT_VARIABLES = {"openai": (("OPENAI_BASE_URL", "{paidapi_url}/v1"), ("OPENAI_API_KEY", "jobquake-fake-key")),
                     "anthropic": (("ANTHROPIC_BASE_URL", "{paidapi_url}"), ("ANTHROPIC_API_KEY", "jobquake-fake-key")),
@@ -38,7 +36,7 @@ def render(found: Findings) -> Scaffold:
     env = _env_values(found)
     celery, celery_why = render_timing.celery_table(found)
     lines = _config_lines(found, job, env, celery, todos)
-    lines += _env_lines(found, env)
+    lines += _env_lines(found, env, todos)
     todos += [f"[tool.jobquake.env] {note}" for note in found.env_todos]
     lines += _celery_lines(celery, celery_why)
     lines += _price_lines(found, todos)
@@ -57,17 +55,28 @@ def render(found: Findings) -> Scaffold:
 def _env_values(found: Findings) -> list[roles.EnvValue]:
     """Each variable's value: what a reader decided (``env_values``), else what its role says."""
     env = [roles.EnvValue(name, value, why, "reader") for name, (value, why) in found.env_values.items()]
+    annotations = {name: detail.annotation for name, detail in found.env_details.items()}
+    production = {name: roles.duration_s(name, default, annotations.get(name, ""))
+                  for name, default in found.env_vars.items() if name not in found.env_values}
+    scale, limit = roles.limit_scale({n: s for n, s in production.items() if s is not None}, TIME_SCALE)
     for name, default in sorted(found.env_vars.items()):
         if name in found.env_values:
             continue
+        seconds = production.get(name)
+        raised = seconds is not None and seconds >= limit and scale > TIME_SCALE
+        value = roles.env_value(name, default, scale if raised else TIME_SCALE, annotations.get(name, ""))
+        if value is not None and raised and value.kind == "duration":
+            value = roles.EnvValue(name, value.value, value.why.replace(
+                f"x time_scale {scale:g}", f"x {scale:.3g} (time_scale {TIME_SCALE:g} raised so the task's time "
+                f"limit is at least {roles.SOFT_LIMIT_AT_LEAST_S:g} s, as a task's imports and connections are "
+                "not scaled; what lasts as long in the code is scaled alike, to keep its order)"), value.kind)
         detail = found.env_details.get(name)
-        value = roles.env_value(name, default, TIME_SCALE, detail.annotation if detail else "")
         if value is None and detail is not None and detail.required and roles.secret(name):
-            value = roles.EnvValue(name, THROWAWAY_SECRET, "a secret the app requires (no default): any value "
-                                                           "works in a test", "secret")
+            value = roles.EnvValue(name, roles.THROWAWAY_SECRET, "a secret the app requires (no default): any "
+                                                                 "value works in a test", "secret")
         if value is not None:
             env.append(value)
-    env.sort(key=lambda e: e.name)
+    env = sorted(roles.spaced_hard_limit(env), key=lambda e: e.name)
     named = {e.name for e in env}
     for client in sorted(found.model_clients):
         for name, value in CLIENT_VARIABLES.get(client, ()):
@@ -99,7 +108,12 @@ def _config_lines(found: Findings, job: JobColumns | None, env: list[roles.EnvVa
     if found.model_clients:
         out += [f"# found: imports of {', '.join(sorted(found.model_clients))}: imported once, before the app's "
                 f"processes are forked", f"app_preload = {json.dumps(sorted(found.model_clients))}"]
-    out += _task_lines(found)
+    out += render_job_id.lines(found, job)
+    if found.database_built_from_parts:
+        out += [f"# found: {found.database_built_from_parts} builds the database URL from its host and port, and such a",
+                "# URL cannot take the database's Unix socket folder as its host: the database is reached through the",
+                "# fault proxy's TCP address on 127.0.0.1 instead ({database_host} and {database_port} then name it)",
+                'proxied = "paidapi,postgres"']
     out += _paid_call_lines(found, env)
     out += [f"# {TODO} (optional): for `jobquake mutants`, 'module:NAME' of a dict of your app's switchable bugs",
             "# (name -> what goes wrong) and the variable that switches one on in its processes",
@@ -123,17 +137,6 @@ def _schema_lines(found: Findings, todos: list[str]) -> list[str]:
 def _todo(key: str, what: str, todos: list[str], example: str = '""') -> list[str]:
     todos.append(f"[tool.jobquake] {key}: {what}")
     return [f"# {TODO}: {key} = {what}", f"# {key} = {example}"]
-
-
-def _task_lines(found: Findings) -> list[str]:
-    """Where the job id is in a task's arguments, for the instrumentation (when this jobquake has the key)."""
-    task = next((t for t in found.tasks if t.params), None)
-    if task is None:
-        return []
-    text = ["# found: task " + (task.name or task.function) + f"({', '.join(task.params)}): the job id is its "
-            "first argument"]
-    line = 'job_id_from = "args[0]"'
-    return text + ([line] if "job_id_from" in BY_KEY else [f"# {line}  (a later jobquake reads this key)"])
 
 
 def _paid_call_lines(found: Findings, env: list[roles.EnvValue]) -> list[str]:
@@ -161,7 +164,7 @@ def scaled_timeouts(found: Findings, env: list[roles.EnvValue]) -> set[float]:
     return found.paid_timeouts | found.client_default_timeouts
 
 
-def _env_lines(found: Findings, env: list[roles.EnvValue]) -> list[str]:
+def _env_lines(found: Findings, env: list[roles.EnvValue], todos: list[str]) -> list[str]:
     out = ["", "# your app's own variable names, filled from the stack jobquake starts", "[tool.jobquake.env]"]
     for note in found.env_todos:
         out.append(f"# {TODO}: {note}")
@@ -175,11 +178,13 @@ def _env_lines(found: Findings, env: list[roles.EnvValue]) -> list[str]:
     if others:
         out.append(f"# {TODO}: databases jobquake does not run (it runs PostgreSQL), left as they are: "
                    f"{', '.join(others)}")
+        todos.append(f"[tool.jobquake.env] databases jobquake does not run (it runs PostgreSQL): {', '.join(others)}")
         left = [n for n in left if n not in others]
     required = [n for n in left if found.env_details.get(n) and found.env_details[n].required]
     if required:
         out.append(f"# {TODO}: required by the app's settings, with no default (it does not start without them): "
                    f"{', '.join(required)}")
+        todos.append(f"[tool.jobquake.env] values for the settings the app requires: {', '.join(required)}")
         left = [n for n in left if n not in required]
     sizes = [n for n in left if roles.size(n)]
     if sizes:

@@ -10,6 +10,7 @@ time when it is 10 s or more), a size (left alone), or something else
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from harness.instrument._timeouts import AT_LEAST_S as PAID_CALL_AT_LEAST_S
@@ -39,7 +40,18 @@ class EnvValue:
 
 
 def _has(name: str, *words: str) -> bool:
-    return any(word in name for word in words)
+    """Any of ``words`` is whole words of ``name`` (``CALL`` is not in ``CALLBACK_READ_TIMEOUT``), a plural
+    included (``EXPIRE`` in ``RESULT_EXPIRES``): ``MAX_`` or ``_DB`` say where the word stands."""
+    parts = name.upper().split("_")
+    for word in words:
+        wanted = word.upper().split("_")
+        core = [w for w in wanted if w]
+        for start in range(len(parts) - len(core) + 1):
+            window = parts[start:start + len(core)]
+            if window[:-1] == core[:-1] and window[-1] in (core[-1], core[-1] + "S", core[-1] + "ES") and \
+                    (wanted[0] or start > 0) and (wanted[-1] or start + len(core) < len(parts)):
+                return True
+    return False
 
 
 OTHER_DATABASES = ("mysql", "mariadb", "sqlite", "mongodb", "mssql", "oracle", "cockroach")
@@ -56,7 +68,8 @@ def database(name: str, default: object = None) -> bool:
         return False
     if isinstance(default, str) and default.startswith(("postgres://", "postgresql")):
         return True
-    return _has(name, "DATABASE", "_DB", "DB_", "POSTGRES", "SQLALCHEMY", "PG_") and _has(name, "URL", "DSN", "URI")
+    return _has(name, "DATABASE", "_DB", "DB_", "POSTGRES", "POSTGRESQL", "SQLALCHEMY", "PG_") and \
+        _has(name, "URL", "DSN", "URI")
 
 
 def broker(name: str, default: object = None) -> bool:
@@ -76,14 +89,24 @@ def provider_key(name: str, annotation: str = "") -> bool:
     return keyish and _has(name, *PROVIDER_WORDS)
 
 
+# a signing or encryption secret: any value works in a test, but every process of one must share it
+SECRET_NAMES = re.compile(r"(^|_)(SECRET|SECRET_KEY|ENCRYPTION_KEY|FERNET_KEY|SIGNING_KEY|JWT_SECRET)$|^SECRET_|_SECRET_")
+THROWAWAY_SECRET = "jobquake-throwaway-secret-not-for-production"
+
+
 def secret(name: str) -> bool:
-    """A signing secret (Django's ``SECRET_KEY``, ``JWT_SECRET``...): any value works in a test."""
-    return name.endswith("SECRET_KEY") or "_SECRET" in name or name.startswith("SECRET_")
+    """A signing or encryption secret (Django's ``SECRET_KEY``, ``JWT_SECRET``, ``ENCRYPTION_KEY``...)."""
+    return bool(SECRET_NAMES.search(name.upper()))
+
+
+NOT_PAID_CALL_WORDS = ("CALLBACK", "WEBHOOK", "HOOK", "NOTIFY", "NOTIFICATION")  # the app's own calls out
 
 
 def deadline(name: str) -> bool:
-    """The per-call deadline of the model call."""
-    return _has(name, "TIMEOUT", "DEADLINE") and _has(name, *PROVIDER_WORDS, "CALL", "REQUEST")
+    """The per-call deadline of the model call: a timeout named for the provider or its request, never
+    for the app's callbacks and webhooks (``CALLBACK_READ_TIMEOUT`` is the app's own call out)."""
+    return _has(name, "TIMEOUT", "DEADLINE") and _has(name, *PROVIDER_WORDS, "CALL", "REQUEST") and \
+        not _has(name, *NOT_PAID_CALL_WORDS)
 
 
 def soft_limit(name: str) -> bool:
@@ -124,7 +147,7 @@ def duration_s(name: str, default: object, annotation: str = "") -> float | None
 
 
 SERVICE_WORDS = {"redis": ("REDIS", "BROKER", "CELERY_BROKER"), "database": ("POSTGRES", "PG", "DB", "DATABASE")}
-PART_WORDS = {"_HOST": "host", "_HOSTNAME": "host", "_PORT": "port", "_PASSWORD": "password", "_PASS": "password",
+PART_WORDS = {"_HOST": "host", "_HOSTNAME": "host", "_SERVER": "host", "_PORT": "port", "_PASSWORD": "password", "_PASS": "password",
               "_USER": "user", "_USERNAME": "user", "_NAME": "name", "_DB": "name"}
 
 
@@ -179,10 +202,7 @@ def _duration(name: str, default: object, time_scale: float, annotation: str) ->
     if seconds is None or seconds < SCALE_AT_LEAST_S:
         return None
     unit = unit_s(name, annotation) or 1.0
-    run_seconds = seconds * time_scale
-    floor = ""
-    if deadline(name) and run_seconds < PAID_CALL_AT_LEAST_S:  # as the instrumentation floors a call's timeout
-        run_seconds, floor = PAID_CALL_AT_LEAST_S, f", at least {PAID_CALL_AT_LEAST_S:g} s for a paid call"
+    run_seconds, floor = floored(name, seconds * time_scale)
     scaled = run_seconds / unit
     whole = annotation.strip() == "int"  # pydantic refuses "0.45" for an int; untyped reads convert themselves
     if whole:
@@ -191,6 +211,51 @@ def _duration(name: str, default: object, time_scale: float, annotation: str) ->
     note = floor + (", rounded up: the code reads a whole number" if whole and scaled != run_seconds / unit else "")
     return EnvValue(name, text, f"{_plain(default)} {_unit_word(unit)} in the code, x time_scale {time_scale:g}{note}",
                     "duration")
+
+
+# the shortest a task's scaled soft time limit may be, in run seconds: its imports and connections are not scaled
+SOFT_LIMIT_AT_LEAST_S = 10.0
+HARD_LIMIT_MARGIN_S = 2.0  # a hard limit at least this long after the soft one: time to handle the soft one
+
+
+def floored(name: str, run_seconds: float) -> tuple[float, str]:
+    """A scaled duration raised to its floor, and the note that says so: a paid call's deadline at least
+    as long as the instrumentation gives a call (task time limits: ``limit_scale``)."""
+    if deadline(name) and run_seconds < PAID_CALL_AT_LEAST_S:
+        return PAID_CALL_AT_LEAST_S, f", at least {PAID_CALL_AT_LEAST_S:g} s for a paid call"
+    return run_seconds, ""
+
+
+def limit_scale(durations: dict[str, float], time_scale: float) -> tuple[float, float]:
+    """(the scale for durations at least as long as the task's time limit, that limit in production seconds).
+
+    ``durations``: production seconds by variable. The soft time limit (else the hard one) scales to at
+    least ``SOFT_LIMIT_AT_LEAST_S`` (the hard one alone to ``HARD_LIMIT_MARGIN_S`` more); every duration
+    as long as the limit or longer (a visibility timeout, a stale-job bound) is scaled alike, so the
+    app's order of them is kept. (time_scale, inf) when there is no limit.
+    """
+    soft = next((s for n, s in durations.items() if soft_limit(n) and s > 0), None)
+    hard = next((s for n, s in durations.items() if hard_limit(n) and s > 0), None)
+    limit = soft or hard
+    if limit is None:
+        return time_scale, math.inf
+    return max(time_scale, (SOFT_LIMIT_AT_LEAST_S + (0 if soft else HARD_LIMIT_MARGIN_S)) / limit), limit
+
+
+def spaced_hard_limit(env: list[EnvValue]) -> list[EnvValue]:
+    """``env`` with a hard time limit at least ``HARD_LIMIT_MARGIN_S`` after the soft one (same unit)."""
+    soft = next((e for e in env if e.kind == "duration" and soft_limit(e.name)), None)
+    if soft is None:
+        return env
+    out = []
+    for e in env:
+        unit = unit_s(e.name) or 1.0
+        at_least = float(soft.value) + HARD_LIMIT_MARGIN_S / unit
+        if e.kind == "duration" and hard_limit(e.name) and unit == unit_s(soft.name) and float(e.value) < at_least:
+            e = EnvValue(e.name, f"{at_least:g}", f"{e.why}; raised to {soft.name} + {HARD_LIMIT_MARGIN_S:g} s, time "
+                                                  "to handle the soft limit", e.kind)
+        out.append(e)
+    return out
 
 
 def _plain(value: object) -> str:

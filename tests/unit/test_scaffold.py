@@ -72,7 +72,10 @@ def test_it_maps_env_vars_to_the_stack_and_scales_long_durations(tmp_path):
     assert 'TICKETS_DATABASE_URL = "{database_url}"' in config
     assert 'TICKETS_BROKER_URL = "{redis_url}"' in config
     assert 'TICKETS_OPENAI_BASE_URL = "{paidapi_url}/v1"' in config
-    assert 'TICKETS_TASK_HARD_LIMIT_S = "6.6"' in config  # 660 s x 0.01
+    # 600 / 660 s: x 0.0167, not x 0.01, so the soft limit is 10 s and the hard one 2 s after it; the
+    # visibility timeout (900 s) and the stale bound (720 s), longer in the code, stay longer
+    assert 'TICKETS_TASK_SOFT_LIMIT_S = "10"' in config and 'TICKETS_TASK_HARD_LIMIT_S = "12"' in config
+    assert 'TICKETS_BROKER_VISIBILITY_S = "15"' in config and 'TICKETS_STALE_AFTER_S = "12"' in config
     assert "TICKETS_RELAY_EVERY_S" not in config.split("left to its defaults")[0]  # 0.5 s: left alone
     assert 'job_id_from = "args[0]"' in config
     for text in scaffold.files.values():
