@@ -6,7 +6,8 @@ the app's submit function and print the new job's id on a marked line.
 
 * A parameter given as a dict whose type is a pydantic model is passed that model.
 * A parameter not given that takes a database session (typed ``Session``/``AsyncSession``, injected
-  with ``Depends(...)``, or named ``db`` / ``session``) gets one from the factory, closed after.
+  with ``Depends(...)``, or named ``db`` / ``session``) gets one from the factory, closed after; the
+  factory may be a sessionmaker or a dependency that yields one (``get_db``), finished after.
 * A coroutine function is run to its end.
 * The id is the result itself, or its ``<id column>`` / ``id`` (a dict, an ORM object, a pydantic model).
 """
@@ -45,9 +46,18 @@ def _arguments(fn, given, factory):
             if isinstance(args[name], dict) and hasattr(hint, "model_validate"):
                 args[name] = hint.model_validate(args[name])
         elif factory is not None and _takes_session(name, param, hint):
-            sessions.append(factory())
-            args[name] = sessions[-1]
+            args[name], close = _open(factory)
+            sessions.append(close)
     return args, sessions
+
+
+def _open(factory):
+    """A session and what ends it: a sessionmaker's session and its ``close``, or what a dependency
+    yields and the dependency's own ending (its ``with`` block closes it, as FastAPI ends it)."""
+    made = factory()
+    if inspect.isgenerator(made):
+        return next(made), made.close
+    return made, made.close
 
 
 def _job_id(result, column):
@@ -60,16 +70,18 @@ def _job_id(result, column):
 
 
 def _close(sessions):
-    for session in sessions:
-        session.close()
+    for close in sessions:
+        close()
 
 
 async def _awaited(fn, args, sessions, column):
     try:
         return _job_id(await fn(**args), column)
     finally:
-        for session in sessions:
-            await session.close()
+        for close in sessions:
+            ended = close()
+            if inspect.isawaitable(ended):  # an AsyncSession's close
+                await ended
 
 
 def main(spec, given, session_spec, column, mark):

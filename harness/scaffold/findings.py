@@ -104,6 +104,7 @@ class Findings:
     model_names: set[str] = field(default_factory=set)
     provider_urls: set[str] = field(default_factory=set)  # model endpoints hard-coded in the code
     session_factories: list[str] = field(default_factory=list)  # "module:name" of a sessionmaker
+    session_generators: list[str] = field(default_factory=list)  # "module:name" of a function yielding a session
     body_models: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)  # pydantic models' fields
 
     # what a framework's reader (Django) knows beyond the Python sources' shapes

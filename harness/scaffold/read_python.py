@@ -30,6 +30,13 @@ def read(project: Project, found: Findings) -> None:
         _Module(module, tree, found).visit_all()
 
 
+def _yields_a_session(node: ast.FunctionDef) -> bool:
+    """A dependency that yields a session (FastAPI's ``def get_db(): with Session(engine) as s: yield s``)."""
+    yields = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
+    made = {call_name(n) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return yields and any(name and ("Session" in name or name in SESSION_FACTORIES) for name in made)
+
+
 class _Module:
     """One file's contribution to the findings."""
 
@@ -145,6 +152,8 @@ class _Module:
                 route = f"{name.upper()} {path}" if isinstance(path, str) else name.upper()
         if "create_all" in ast.dump(node) and self.found.schema_function is None:
             self.found.schema_function = f"{self.module}:{node.name}"
+        if isinstance(node, ast.FunctionDef) and _yields_a_session(node):
+            self.found.session_generators.append(f"{self.module}:{node.name}")
         self.found.functions.append(Function(self.module, node.name, found, node, route))  # type: ignore[arg-type]
 
     def _long_lived(self) -> bool:

@@ -153,6 +153,7 @@ def session_factory(found: Findings, submit: Submit) -> str | None:
     fn = submit.function
     if fn is None or submit.adapter:
         return None
-    if any(_is_session(name, annotation) for name, annotation, _ in fn.params) and found.session_factories:
-        return found.session_factories[0]
+    factories = found.session_factories or found.session_generators  # a sessionmaker first, else a get_db
+    if any(_is_session(name, annotation) for name, annotation, _ in fn.params) and factories:
+        return factories[0]
     return None

@@ -195,3 +195,17 @@ def test_a_secret_made_per_process_or_required_gets_one_fixed_value_for_every_pr
     assert 'SECRET_KEY = "jobquake-throwaway-secret-' in config and 'ENCRYPTION_KEY = "jobquake-throwaway' in config
     assert "# a secret made anew in every process: every process of a test must share one" in config
     assert "API_SECRET =" not in config  # a fixed default is the same in every process already
+
+
+def test_a_dependency_yielding_a_session_is_the_session_factory_when_no_sessionmaker_exists(tmp_path):
+    from harness.scaffold.findings import Findings
+    from harness.scaffold.project import Project
+    from harness.scaffold import read_python
+
+    (tmp_path / "deps.py").write_text(
+        "from sqlmodel import Session\nfrom app.db import engine\n\n\n"
+        "def get_db():\n    with Session(engine) as session:\n        yield session\n\n\n"
+        "def helper():\n    return Session(engine)\n")
+    found = Findings(tmp_path)
+    read_python.read(Project(tmp_path), found)
+    assert found.session_generators == ["deps:get_db"]  # the generator, not the plain function

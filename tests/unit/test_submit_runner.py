@@ -25,6 +25,15 @@ def session_factory():
     return Session()
 
 
+def get_db():  # a FastAPI dependency: the session lives for the request, ended by the dependency itself
+    session = Session()
+    try:
+        yield session
+    finally:
+        print("dependency finished", flush=True)
+        session.close()
+
+
 class Body(BaseModel):
     title: str
     pages: int = 1
@@ -71,3 +80,9 @@ def test_a_handler_returning_a_dict_gives_the_id_column(tmp_path):
 
 def test_a_coroutine_function_is_run_to_its_end(tmp_path):
     assert _submit(tmp_path, "app:coroutine", {"title": "t3"})[0] == "async-t3"
+
+
+def test_a_dependency_that_yields_a_session_is_run_to_its_end_after_the_call(tmp_path):
+    job_id, out = _submit(tmp_path, "app:service", {"body": {"title": "t4"}}, session="app:get_db")
+    assert job_id == "row-t4"
+    assert out.index("dependency finished") < out.index("session closed")  # the dependency's own ending
