@@ -15,6 +15,7 @@ from typing import Any, Literal, cast, overload
 
 import httpx
 import psycopg
+import redis
 
 from harness import Run, wait_until
 from harness.history import Record
@@ -30,6 +31,7 @@ class RefApp:
     def __init__(self, jq: Run):
         self.jq = jq
         self.url = jq.values["api_url"]
+        self._bus: EventBus | None = None
         self.http = httpx.Client(base_url=self.url, timeout=10.0, verify=_TLS)
         self._events: EventStream | None = None
 
@@ -115,9 +117,18 @@ class RefApp:
             self._events.start()
         return self._events
 
+    def listen_to_the_bus(self) -> "EventBus":
+        """Subscribe to the status events as refapp publishes them, before a stream drops any as stale:
+        what every subscriber of its event channel (a notifier, a webhook sender) is told."""
+        if self._bus is None:
+            self._bus = EventBus(self.jq.values["redis_url"], self.jq.record)
+        return self._bus
+
     def close(self) -> None:
         if self._events is not None:
             self._events.stop()
+        if self._bus is not None:
+            self._bus.stop()
         self.http.close()
 
 
@@ -177,3 +188,40 @@ class EventStream:
             pass
         self._thread.join(5)
         self._sock.close()
+
+
+class EventBus:
+    """refapp's event channel (Redis pub/sub) read in a thread, each event recorded as a status event."""
+
+    def __init__(self, redis_url: str, record: Record):
+        from refapp.events import CHANNEL
+
+        self.record = record
+        self.received: list[dict[str, Any]] = []
+        self._stopping = threading.Event()
+        self._pubsub = redis.Redis.from_url(redis_url).pubsub(ignore_subscribe_messages=True)
+        self._pubsub.subscribe(CHANNEL)
+        self._thread = threading.Thread(target=self._read, name="refapp-bus", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                message = self._pubsub.get_message(timeout=0.2)
+            except redis.RedisError:
+                if not self._stopping.is_set():
+                    self.record.status_stream_lost()
+                return
+            if message and message.get("type") == "message":
+                event = json.loads(message["data"])
+                self.received.append(event)
+                self.record.status_event(event.get("job_id"), event.get("state"), attempt=event.get("attempt"),
+                                         reason=event.get("reason"))
+
+    def states(self, job_id: str) -> list[str]:
+        return [e["state"] for e in list(self.received) if e.get("job_id") == job_id]
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(5)
+        self._pubsub.close()
