@@ -81,10 +81,10 @@ def _group_has_others(gid: int) -> bool:
         members = set(grp.getgrgid(gid).gr_mem)
     except KeyError:  # a group with no name: nobody can say who is in it
         return True
-    names = {entry.pw_name for entry in pwd.getpwall() if entry.pw_uid in (me, 0)}
-    if members - names:
+    users = pwd.getpwall()
+    if members - {entry.pw_name for entry in users if entry.pw_uid in (me, 0)}:
         return True
-    return any(entry.pw_gid == gid and entry.pw_uid not in (me, 0) for entry in pwd.getpwall())
+    return any(entry.pw_gid == gid and entry.pw_uid not in (me, 0) for entry in users)
 
 
 def _group_name(gid: int) -> str:

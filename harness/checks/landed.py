@@ -48,6 +48,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from harness.checks.job_events import fault_pids
 from harness.checks.paid_calls import PaidCall, paid_calls
 from harness.checks.result import UNKNOWN, Result, valid_result
 from harness.checks.runner import invariant
@@ -113,11 +114,6 @@ def windows(history: History) -> list[Window]:
     return found
 
 
-def _pid_set(details: dict[str, Any]) -> set[int]:
-    tree = details.get("tree") or ([details["pid"]] if details.get("pid") is not None else [])
-    return {int(p) for p in tree}
-
-
 def _held_by(call: PaidCall, pids: set[int]) -> bool:
     return call.caller_pid is not None and call.caller_pid in pids
 
@@ -132,7 +128,7 @@ def _kill(history: History, w: Window) -> Landing:
             return Landing(True, f"{who} at failpoint {d['failpoint']!r}, which the app reached "
                            f"(pid {fired[-1].data.get('pid')})", fired[-1].t)
         return Landing(False, f"{who}, but no trigger of failpoint {d['failpoint']!r} was recorded")
-    pids = _pid_set(d)
+    pids = fault_pids(d)
     if d.get("call_id") is not None:
         call = next((c for c in calls if c.call_id == str(d["call_id"])), None)
         if call is not None and _held_by(call, pids):
@@ -278,7 +274,7 @@ def _pause(history: History, w: Window) -> Landing:
     who = f"pause_service froze {service}" + (f" (pid {d['pid']})" if d.get("pid") else "")
     if w.params.get("defence_off"):
         return _defence_off(w, who)
-    pids = _pid_set(d)
+    pids = fault_pids(d)
     held = [c for c in paid_calls(history)
             if _held_by(c, pids) and at is not None and c.t_start <= at and (c.t_end is None or c.t_end >= at)]
     if held:

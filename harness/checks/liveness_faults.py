@@ -20,6 +20,7 @@ Two kinds of excuse, read from the fault windows of the history
 """
 from __future__ import annotations
 
+from harness.checks.job_events import fault_pids
 from harness.checks.landed import PAIDAPI_PROXY, Window
 from harness.history import vocabulary as v
 from harness.history.history import History
@@ -27,12 +28,6 @@ from harness.history.history import History
 PROCESS_FAULTS = ("kill_worker", "pause_service", "stop_service")
 HARMLESS_FAULTS = ("paidapi_mode", "poison_row", "duplicate_submission")  # nothing of an attempt's link to its store
 PAIDAPI_PATH_FAULTS = ("hang_endpoint", "network_toxic", "proxy_down")  # harmless on the paid API's path only
-
-
-def _pids(window: Window) -> set[int]:
-    details = window.details
-    tree = details.get("tree") or ([details["pid"]] if details.get("pid") is not None else [])
-    return {int(p) for p in tree}
 
 
 def fired_pids(history: History, window: Window) -> set[int] | None:
@@ -55,7 +50,7 @@ def hits_owner(window: Window, owner_pids: set[int], fired: set[int] | None = No
         return fired is None or not owner_pids or bool(fired & owner_pids)
     if window.fault not in PROCESS_FAULTS or window.details.get("role") == "infrastructure":
         return False
-    pids = _pids(window)
+    pids = fault_pids(window.details)
     if not owner_pids or not pids:
         return True
     if window.fault != "kill_worker" and window.details.get("role") == "worker" and not window.details.get("tree"):
