@@ -8,15 +8,22 @@ lose row 7. ``LogTail`` keeps a *safe* cursor instead: every row with an id
 at or below it is held. Each read
 
 1. reads the sequence's last value ``S``: every id up to ``S`` is handed out;
-2. in one REPEATABLE READ snapshot, notes the snapshot's ``xmin`` and ``xmax``
-   and reads every row above the safe cursor (rows held already are skipped);
-3. moves the safe cursor to the ``S`` of every earlier read (this one
-   included) whose ``xmax`` is at or below this snapshot's ``xmin``. The rows
-   up to such an ``S`` were written by transactions with ids below its
-   ``xmax`` (the trigger writes a log row after the app's own write gave the
-   transaction its id, and the id comes before the sequence value), and all
-   of those had ended when this snapshot was taken: it saw every row up to
-   ``S`` that will ever exist.
+2. in one REPEATABLE READ snapshot, notes the snapshot's ``xmin``, reads every
+   row above the safe cursor (rows held already are skipped), and then takes
+   a transaction id ``T`` of its own: ``T`` is above the id of every
+   transaction that had written when ``S`` was read (the trigger writes a log
+   row after the app's own write gave the transaction its id, and the id
+   comes before the sequence value);
+3. moves the safe cursor to the ``S`` of every earlier read whose ``T`` is at
+   or below this snapshot's ``xmin``: every transaction that could have
+   written a row up to that ``S`` had ended when this snapshot was taken, so
+   it saw every row up to ``S`` that will ever exist.
+
+Not the snapshot's own ``xmax`` for ``T``: Postgres sets it to the newest
+*completed* id plus one, so the newest transaction, still open, can sit at or
+above it; once that transaction is also the oldest one running, ``xmin``
+reaches the mark while its row is still invisible, and the cursor would pass
+the row before it commits (both logs of one claim lost at once).
 
 Rows are read again above the safe cursor only while a transaction that was
 running at an earlier read has not ended: a few seconds' worth. Read during
@@ -37,8 +44,8 @@ class Logged(Protocol):
 Row = TypeVar("Row", bound=Logged)
 ReadRows = Callable[[Any, int], list[Row]]  # (connection, since id) -> rows above it, in id order
 
-_SNAPSHOT = ("SELECT pg_snapshot_xmin(s)::text::bigint, pg_snapshot_xmax(s)::text::bigint "
-             "FROM pg_current_snapshot() AS s")
+_XMIN = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+_OWN_ID = "SELECT pg_current_xact_id()::text::bigint"  # assigned now: above every id handed out before
 
 
 class LogTail(Generic[Row]):
@@ -64,16 +71,17 @@ class LogTail(Generic[Row]):
                             (name,)).fetchone()[0] or 0
         with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            xmin, xmax = conn.execute(_SNAPSHOT).fetchone()  # the snapshot the rows are read in
+            xmin = conn.execute(_XMIN).fetchone()[0]  # the snapshot the rows are read in
             rows = self._read(conn, self._safe)
+            after = conn.execute(_OWN_ID).fetchone()[0]
         new = [row for row in rows if row.log_id not in self._held]
         self.rows.extend(new)
         self._held.update(row.log_id for row in new)
-        self._advance(last, xmax, xmin)
+        self._advance(last, after, xmin)
         return new
 
-    def _advance(self, last: int, xmax: int, xmin: int) -> None:
-        self._marks.append((last, xmax))
+    def _advance(self, last: int, after: int, xmin: int) -> None:
+        self._marks.append((last, after))
         reached = [last_value for last_value, mark in self._marks if mark <= xmin]
         if reached:
             self._safe = max(self._safe, *reached)

@@ -38,6 +38,24 @@ def test_a_row_that_commits_after_a_later_one_was_read_is_read_next_time(conn, p
     assert sorted(c.log_id for c in tail.rows) == [c.log_id for c in everything]
 
 
+
+def test_a_row_of_the_newest_transaction_still_open_at_two_reads_is_read_once_it_commits(conn, postgres):  # noqa: F811
+    """A snapshot's xmax is the newest *completed* transaction id plus one, not the next id to be handed
+    out: a transaction that logged a row and is the newest one running is at or above it. A read marked
+    safe by such an xmax would move the cursor past that row before it commits, and no later read would
+    ask for it (both logs of one claim lost at once, seen as a stream telling a state "the database did
+    not have"). Nothing else commits here between the open write and the reads."""
+    conn.execute("INSERT INTO jobs (state, attempt) VALUES ('queued', 1)")
+    tail = state_tail()
+    assert [c.state for c in tail.read(conn)] == ["queued"]
+    with psycopg.connect(postgres) as slow:
+        slow.execute("UPDATE jobs SET state = 'running' WHERE id = 1")
+        assert tail.read(conn) == []
+        assert tail.read(conn) == []
+        slow.commit()
+    assert [(c.job_id, c.state) for c in tail.read(conn)] == [("1", "running")]
+
+
 def test_once_quiet_a_read_returns_nothing_and_reads_nothing_again(conn):  # noqa: F811
     tail = state_tail()
     conn.execute("INSERT INTO jobs (state) SELECT 'queued' FROM generate_series(1, 50)")
