@@ -72,7 +72,7 @@ def _mutants(args: argparse.Namespace) -> int:
     undeclared = [r.name for r in results if not r.expected]
     if args.declared:  # a regression gate: every catch a scenario claims still holds
         results = [r for r in results if r.expected]
-    for line in render(baseline, results):
+    for line in render(baseline, results, matrix.narrowed()):
         print(line)
     if args.declared and undeclared:
         print(f"left out, no scenario declares a catch ({len(undeclared)}): {', '.join(undeclared)}")

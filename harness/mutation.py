@@ -180,21 +180,36 @@ class MutationMatrix:
                 if mutant in by_mutant:  # else not among the mutants asked for
                     by_mutant[mutant].append((nodeid, invariant))
         declared = {name: sorted({n for n, _ in expected}) for name, expected in by_mutant.items() if expected}
-        baseline, found = (runner or MutationMatrix.run_each)(self, declared, list(catches))
+        baseline, found = (runner or MutationMatrix.run_each)(self, declared, self.baseline_scenarios(declared))
         return baseline, [MutantResult(name, self.mutants[name], by_mutant[name], found.get(name))
                           for name in self.mutants]
 
 
+    def narrowed(self) -> bool:
+        """True when only some of the known mutants were asked for (``--only``)."""
+        return set(self.mutants) != set(self.known)
+
+    def baseline_scenarios(self, declared: dict[str, list[str]]) -> list[str]:
+        """What the run with no mutant runs: the whole suite, or, when only some mutants were asked for,
+        the scenarios they declare (a catch counts only where that scenario passes with no mutant; the
+        rest of the suite is not this run's question, and `jobquake mutants` with every mutant runs it)."""
+        if not self.narrowed():
+            return list(self.catches())
+        return sorted({nodeid for nodeids in declared.values() for nodeid in nodeids})
+
     def run_each(self, declared: dict[str, list[str]],
                  scenarios: list[str]) -> tuple[Outcome, dict[str, Outcome]]:
-        """The baseline (the whole suite) and a session per mutant over its declared scenarios, all at once."""
-        baseline, *outcomes = self.in_parallel(lambda name: self.run_one(name, declared[name] if name else
-                                                                         [self.scenarios]), [None, *declared])
+        """The baseline (``scenarios``: the whole suite unless narrowed) and a session per mutant over its
+        declared scenarios, all at once."""
+        whole = [self.scenarios] if not self.narrowed() else scenarios
+        baseline, *outcomes = self.in_parallel(lambda name: self.run_one(name, declared[name] if name else whole),
+                                               [None, *declared])
         return baseline, dict(zip(declared, outcomes))
 
 
-def render(baseline: Outcome, results: list[MutantResult]) -> list[str]:
-    lines = [f"no mutant: {'all scenarios pass' if baseline.exit_code == 0 else 'FAILURES (exit %d)' % baseline.exit_code}"
+def render(baseline: Outcome, results: list[MutantResult], narrowed: bool = False) -> list[str]:
+    passing = f"the {len(baseline.nodeids)} scenarios they declare pass" if narrowed else "all scenarios pass"
+    lines = [f"no mutant: {passing if baseline.exit_code == 0 else 'FAILURES (exit %d)' % baseline.exit_code}"
              f"  ({baseline.seconds:.0f}s)", ""]
     width = max(len(r.name) for r in results)
     for r in results:

@@ -49,7 +49,7 @@ def run_baseline(matrix: MutationMatrix, nodeids: list[str]) -> tuple[Outcome, l
     def run(i: int) -> Outcome:
         env = {REACH_ENV: str(folders[i])} if recording else {}
         if len(shards) == 1:
-            return matrix.run_one(None, [matrix.scenarios], env)
+            return matrix.run_one(None, shards[0] if matrix.narrowed() else [matrix.scenarios], env)
         return matrix.run_one(None, shards[i], env, label=f"none-{i + 1}of{len(shards)}")
 
     started = time.monotonic()

@@ -34,6 +34,33 @@ def test_narrowed_to_some_mutants_scenarios_naming_others_are_not_an_error(monke
     assert sorted(mutant or "" for mutant, _ in ran) == ["", "heartbeat-forever"]
 
 
+def test_narrowed_the_run_with_no_mutant_is_only_the_scenarios_the_mutants_asked_for_declare(monkeypatch):
+    """`--only` asks about a few mutants: their scenarios with no mutant are the false-alarm check,
+    not the whole suite again (which every-mutant `jobquake mutants` runs); not narrowed, the whole suite."""
+    from harness.mutation_plan import run_shared
+
+    m = matrix()
+    catches = {"s.py::a": [("heartbeat-forever", "every_job_terminal")],
+               "s.py::b": [("acks-early", "every_job_terminal")],
+               "s.py::c": [("heartbeat-forever", "every_job_terminal"), ("acks-early", None)],
+               "s.py::d": []}
+    monkeypatch.setattr(m, "catches", lambda: catches)
+    ran: dict[str | None, list[str]] = {}
+
+    def run_one(mutant, nodeids, env=None, label=None, args=()):
+        ran[mutant] = nodeids
+        return Outcome(mutant, nodeids, 0)
+
+    monkeypatch.setattr(m, "run_one", run_one)
+    m.run()
+    assert ran[None] == [m.scenarios]  # every mutant asked for: the whole suite
+    m.mutants = {"heartbeat-forever": m.mutants["heartbeat-forever"]}
+    for runner in (None, run_shared):
+        ran.clear()
+        m.run(runner)
+        assert ran[None] == ["s.py::a", "s.py::c"], runner
+
+
 def test_pytest_arguments_reach_every_run(monkeypatch):
     seen: list[list[str]] = []
 
@@ -70,6 +97,9 @@ def test_results_go_to_the_artifacts_folder_by_default(tmp_path, monkeypatch, ca
             self.mutants = {"bug": "a bug"}
 
         def declares_nothing(self):
+            return False
+
+        def narrowed(self):
             return False
 
         def run(self, runner=None):
