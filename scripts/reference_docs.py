@@ -1,4 +1,4 @@
-"""Write the generated reference pages of the docs site (docs/reference/) from the code.
+"""Write the docs site's generated reference pages (docs/reference/) and README.md's generated blocks.
 
 Run ``make reference-docs`` (or ``python scripts/reference_docs.py``) after
 changing a public name, a docstring, a config key, a fault, a failpoint, an
@@ -33,6 +33,14 @@ def main(argv: list[str] | None = None) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         print(f"wrote docs/{page}")
+    readme = ROOT / "README.md"
+    current = readme.read_text(encoding="utf-8")
+    text = docgen.readme(current)
+    if args.check and text != current:
+        stale.append("README.md")
+    elif text != current:
+        readme.write_text(text, encoding="utf-8")
+        print("wrote README.md's generated blocks")
     if stale:
         print(f"out of date: {', '.join(stale)}; run make reference-docs", file=sys.stderr)
         return 1

@@ -87,3 +87,20 @@ def render() -> str:
     for checker in ALL_CHECKERS:
         body += _section(checker)
     return text.page("Invariants reference", INTRO, body)
+
+
+def readme_block() -> str:
+    """README.md's list of the invariants: each with when it runs and the evidence it reads."""
+    from harness.checks.generic import WHERE_EVIDENCE
+    from harness.checks.registry import ALL_CHECKERS
+    from harness.checks.runner import checker_name, checker_needs
+
+    switches = {checker_: needs for checker_, needs in WHERE_EVIDENCE}
+    rows = []
+    for checker in ALL_CHECKERS:
+        name = checker_name(checker)
+        read = dict.fromkeys(need.name for need in [*checker_needs(checker), *switches.get(checker, ())])
+        needs = ", ".join(f"`{need}`" for need in read) or "the run's events, as it goes"
+        rows.append((f"[`{name}`](docs/reference/invariants.md#{name})", _when(checker, name).split(":")[0],
+                     needs))
+    return "\n".join(text.table(("invariant", "runs", "evidence it reads"), rows))

@@ -24,6 +24,12 @@ def test_the_committed_page_is_up_to_date(page):
     assert committed == docgen.render(page), f"docs/{page} is out of date: run `make reference-docs` and commit it"
 
 
+def test_the_readmes_generated_blocks_are_up_to_date():
+    committed = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert committed == docgen.readme(committed), "README.md's generated blocks are out of date: run " \
+                                                  "`make reference-docs` and commit it"
+
+
 def test_the_api_page_covers_the_public_names():
     import harness
     import harness.checks
