@@ -20,11 +20,15 @@ demo: setup
 test: setup
 	$(PYTEST) $(PARALLEL) -m "not slow" $(PYTEST_ARGS)
 
-# both tiers, what CI runs: the slow tier's tests handed out one at a time, the longest first, so no
-# worker is left with a queue of them at the end; then no test outside the slow tier may have taken
-# longer than the fast tier's budget in this very run
+# both tiers, what CI runs: the fast tier as `make test`, then the slow tier. Each slow test starts whole
+# sessions (a nightly of fixed length, a mutation matrix, pip installs) and spends most of its time waiting
+# on them, so SLOW_WORKERS of them run at once whatever the core count, handed out one at a time, the
+# longest first, so no worker is left with a queue of them at the end. Last, no test outside the slow tier
+# may have taken longer than the fast tier's budget in this very run
+SLOW_WORKERS ?= 4
 test-all: setup
-	$(PYTEST) $(PARALLEL) --maxschedchunk 1 $(PYTEST_ARGS)
+	$(PYTEST) $(PARALLEL) -m "not slow" $(PYTEST_ARGS)
+	$(PYTEST) $(subst -n auto,-n $(SLOW_WORKERS),$(PARALLEL)) -m slow --maxschedchunk 1 $(PYTEST_ARGS)
 	TIERS_REQUIRE_DURATIONS=1 $(PYTEST) -p no:cacheprovider -q tests/quality/test_tiers.py -k last_recorded_run
 
 # the scenario suite against refapp with no mutant, then with each mutant: all must be caught

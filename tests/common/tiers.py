@@ -30,21 +30,21 @@ BUDGET_S = 30.0
 DEFAULT_RECORD = Path(".jobquake") / "test-durations.json"
 KEEP = 3  # runs the record keeps per test; a test is judged by its fastest (a shared machine slows some runs)
 
-# nightly runs, mutation matrices and the second app's whole suite; paths from the repository root, the
-# longest first (measured in a `make test-all`): under xdist the slow tier's tests are handed out in this order
+# nightly runs, mutation matrices and other apps' whole suites; paths from the repository root, the longest
+# first (each file's seconds in a CI run's `make test-all`): the slow tier's tests are handed out in this order
 SLOW_FILES = (
-    "tests/integration/test_install_orders.py",  # 689 s: two environments installed from PyPI, a scenario in each
-    "tests/quality/test_nightly_shrink.py",  # 470 s: two nightlies shrunk, each scenario printed and rerun
-    "tests/quality/test_nightly_finds.py",  # 3 x 2-minute nightlies, one per mutant
-    "tests/integration/test_recapapp.py",  # ~400 s: the third app's full matrix, every scenario against 6 bugs
-    "tests/integration/test_nightly_pytest_entry.py",  # a minute on refapp, replayed on a mutant; 30 s on another
-    "tests/integration/test_ownapp.py",  # the second app's mutation matrix: 7 sessions
-    "tests/integration/test_reviewdesk.py",  # the Django app's mutation matrix: 7 sessions
-    "tests/integration/test_nightly.py",  # 15 s nightly, then its replay
-    "tests/integration/test_mutation_session.py",  # a session of three mutants in turn
-    "tests/docs/test_scenarios.py",  # the docs' scenarios in a session against refapp: 29 s on a quiet machine
-    "tests/integration/test_debris.py",  # a whole session of the kill scenarios: 37 s
-    "tests/plugin/test_sessions_apart.py",  # two sessions at once: 23 s alone
+    "tests/quality/test_nightly_shrink.py",  # 446 s: two nightlies shrunk, each scenario printed and rerun
+    "tests/integration/test_recapapp.py",  # 323 s: the third app's full matrix, every scenario against 6 bugs
+    "tests/integration/test_reviewdesk.py",  # 192 s: the Django app's mutation matrix: 7 sessions
+    "tests/integration/test_install_orders.py",  # 190 s: two environments installed from PyPI, a scenario in each
+    "tests/integration/test_nightly_pytest_entry.py",  # 168 s: a minute on refapp, replayed on a mutant; another app
+    "tests/integration/test_ownapp.py",  # 138 s: the second app's mutation matrix: 7 sessions
+    "tests/quality/test_nightly_finds.py",  # 376 s: 3 x 2-minute nightlies, one per mutant
+    "tests/docs/test_scenarios.py",  # 79 s: the docs' scenarios in a session against refapp
+    "tests/integration/test_nightly.py",  # 43 s: a 15 s nightly, then its replay
+    "tests/integration/test_debris.py",  # 19 s: a whole session of the kill scenarios
+    "tests/integration/test_mutation_session.py",  # 10 s: a session of three mutants in turn
+    "tests/plugin/test_sessions_apart.py",  # 10 s: two sessions at once
 )
 
 
