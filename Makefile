@@ -8,6 +8,7 @@ EXTRAS ?= dev
 PARALLEL = -p no:cacheprovider -n auto --durations=10 --tier-durations=.jobquake/test-durations.json
 
 .PHONY: setup demo test test-all mutants images benchmarks clean api-docs reference-docs docs docs-serve mutants-full \
+	mutants-first-catch \
 	typecheck
 
 setup:
@@ -37,6 +38,11 @@ mutants: setup
 
 mutants-full: setup
 	$(VENV)/bin/jobquake mutants --full --jobs $(or $(JOBS),8)
+
+# is every mutant caught by an invariant at all: each stops at its first catch, the scenarios written for it
+# first (the full matrix above also says which invariants catch each)
+mutants-first-catch: setup
+	$(VENV)/bin/jobquake mutants --first-catch --jobs $(or $(JOBS),8)
 
 benchmarks: setup
 	$(VENV)/bin/python benchmarks/boot.py

@@ -58,7 +58,7 @@ def _mutants(args: argparse.Namespace) -> int:
     matrix = MutationMatrix(settings, root=settings.root, jobs=args.jobs, extra_args=args.pytest_args)
     if args.only:
         matrix.mutants = {k: v for k, v in matrix.mutants.items() if k in args.only}
-    if args.full:
+    if args.full or args.first_catch:
         return _mutants_full(args, settings, matrix)
     if matrix.declares_nothing():
         if args.declared:
@@ -92,7 +92,7 @@ def _mutants_full(args: argparse.Namespace, settings, matrix) -> int:
     from harness.mutation_full import full_to_json, render_full, run_full
 
     started = time.monotonic()
-    baseline, results = run_full(matrix, shared=not args.session_per_mutant)
+    baseline, results = run_full(matrix, shared=not args.session_per_mutant, first_catch=args.first_catch)
     wall = time.monotonic() - started
     for line in render_full(baseline, results, wall):
         print(line)
@@ -130,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="only the mutants some scenario declares it catches (the rest listed, not run)")
     mutants.add_argument("--full", action="store_true",
                          help="every scenario against every mutant; show which invariants catch each")
+    mutants.add_argument("--first-catch", action="store_true",
+                         help="with --full (implied): stop each mutant at its first catch by an invariant, the "
+                              "scenarios written for it first (is every mutant caught, not which invariants catch it)")
     mutants.add_argument("--session-per-mutant", action="store_true",
                          help="every mutant in a pytest session of its own (default: mutants that may "
                               "share sessions)")

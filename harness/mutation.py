@@ -52,6 +52,7 @@ class Outcome:
     violated: dict[str, list[str]] = field(default_factory=dict)  # nodeid -> invalid invariants
     failed: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    not_run: list[str] = field(default_factory=list)  # planned, left out: the mutant was caught already
 
 
 @dataclass
@@ -201,7 +202,7 @@ class MutationMatrix:
                  scenarios: list[str]) -> tuple[Outcome, dict[str, Outcome]]:
         """The baseline (``scenarios``: the whole suite unless narrowed) and a session per mutant over its
         declared scenarios, all at once."""
-        whole = [self.scenarios] if not self.narrowed() else scenarios
+        whole = [self.scenarios] if set(scenarios) == set(self.catches()) else scenarios  # the folder: all
         baseline, *outcomes = self.in_parallel(lambda name: self.run_one(name, declared[name] if name else whole),
                                                [None, *declared])
         return baseline, dict(zip(declared, outcomes))

@@ -30,6 +30,12 @@ meets a database restart mid-write), and a baseline that missed one must not
 skip the very scenario written to take it. An app that records no reach gets
 every pair run.
 
+With ``first_catch`` (``jobquake mutants --full --first-catch``, as PIT
+runs by default) each mutant stops at its first catch by an invariant: its
+scenarios run the declared ones first, then the rest, the shortest first,
+and those after the catch are reported as *not run*. That answers whether
+every mutant is caught by an invariant, not which invariants catch each.
+
 Mutants share sessions where that is faithful (``harness.mutation_plan``):
 at most ``jobs`` sessions each run several mutants' scenarios one mutant
 after another, restarting the app's processes in between, so the fixed cost
@@ -43,6 +49,7 @@ from typing import Any, Callable
 from harness.mutation import MutationMatrix, Outcome
 from harness.mutation_baseline import run_baseline, spans
 from harness.mutation_plan import run_packed, shareable
+from harness.mutation_session import FirstCatch
 from harness.mutation_reach import scenarios_reaching
 
 # results about the run itself, not about the app: never a catch by invariant
@@ -65,7 +72,7 @@ class FullResult:
 
     @property
     def pairs_run(self) -> int:
-        return self.suite - len(self.not_reached)
+        return self.suite - len(self.not_reached) - len(self.outcome.not_run)
 
     @property
     def declared_caught(self) -> bool:
@@ -101,9 +108,11 @@ class FullResult:
         return sorted({name for names in self.failures.values() for name in names})
 
 
-def run_full(matrix: MutationMatrix, shared: bool = True) -> tuple[Outcome, list[FullResult]]:
+def run_full(matrix: MutationMatrix, shared: bool = True,
+             first_catch: bool = False) -> tuple[Outcome, list[FullResult]]:
     """The baseline (recording reach), then each mutant against the scenarios that reach it (``matrix.jobs``
-    sessions at once; with ``shared``, mutants that may share a session do: ``harness.mutation_plan``)."""
+    sessions at once; with ``shared``, mutants that may share a session do: ``harness.mutation_plan``);
+    with ``first_catch``, each mutant only until its first catch by an invariant."""
     declared: dict[str, list[tuple[str, str | None]]] = {}
     catches = matrix.catches()
     for nodeid, marks in catches.items():
@@ -116,24 +125,39 @@ def run_full(matrix: MutationMatrix, shared: bool = True) -> tuple[Outcome, list
         selected = {name: sorted({*nodeids, *(n for n, _ in declared.get(name, []))})
                     for name, nodeids in selected.items()}
     took = spans(reach)
+    rule = None
+    if first_catch:
+        rule = FirstCatch({n: sorted(v) for n, v in baseline.violated.items() if v}, sorted(NOT_APP_INVARIANTS))
+        if selected is None:
+            selected = {name: list(catches) for name in matrix.mutants}
+        selected = {name: catch_order(nodeids, [n for n, _ in declared.get(name, [])], took)
+                    for name, nodeids in selected.items()}
 
     def cost(name: str) -> float:  # the baseline's seconds for a mutant's scenarios: the longest start first
         return baseline.seconds if selected is None else sum(took.get(n, 0.0) for n in selected[name])
 
-    found = _run_mutants(matrix, selected, shareable(matrix, reach) if shared else set(), cost)
+    found = _run_mutants(matrix, selected, shareable(matrix, reach) if shared else set(), cost, rule)
     return baseline, [FullResult(name, matrix.mutants[name], found[name], declared.get(name, []), baseline,
                                  [] if selected is None else sorted(set(catches) - set(selected[name])), len(catches))
                       for name in matrix.mutants]
 
 
+def catch_order(nodeids: list[str], declared: list[str], took: dict[str, float]) -> list[str]:
+    """A mutant's scenarios in the order most likely to catch it soonest: the ones written for it first,
+    then the rest, the shortest in the baseline first."""
+    written = [n for n in nodeids if n in set(declared)]
+    rest = sorted((n for n in nodeids if n not in set(declared)), key=lambda n: (took.get(n, float("inf")), n))
+    return written + rest
+
+
 def _run_mutants(matrix: MutationMatrix, selected: dict[str, list[str]] | None, shareable: set[str],
-                 cost: Callable[[str], float]) -> dict[str, Outcome]:
+                 cost: Callable[[str], float], first_catch: FirstCatch | None = None) -> dict[str, Outcome]:
     """Each mutant's outcome over its selected scenarios (None: the whole suite, a session each), the
     costliest sessions started first."""
     if selected is None:
         order = sorted(matrix.mutants, key=cost, reverse=True)
         return dict(zip(order, matrix.in_parallel(lambda name: matrix.run_one(name, [matrix.scenarios]), order)))
-    return run_packed(matrix, selected, shareable, cost)
+    return run_packed(matrix, selected, shareable, cost, first_catch)
 
 
 def _short(nodeid: str) -> str:
@@ -146,6 +170,8 @@ def _row(r: FullResult, width: int) -> str:
         return f"{r.name:<{width}}  SURVIVED  not reached: no scenario gets to its switch"
     took = f"({r.pairs_run}/{r.suite} scenarios reach it, {r.outcome.seconds:.0f}s)" if r.not_reached else \
         f"({r.outcome.seconds:.0f}s)"
+    if r.outcome.not_run:
+        took = f"({r.pairs_run}/{r.suite} run to its first catch, {r.outcome.seconds:.0f}s)"
     if not failures:
         return f"{r.name:<{width}}  SURVIVED  every scenario passed  {took}"
     verdict = "caught  " if r.caught_by_invariant else "ASSERT  "
@@ -178,6 +204,10 @@ def render_full(baseline: Outcome, results: list[FullResult], wall: float | None
     skipped, run = _pairs(results)
     lines += [f"pairs: {run} run, {skipped} not reached (the scenario never gets to the mutant's switch "
               f"in the baseline: its result is the baseline's)"]
+    after = sum(len(r.outcome.not_run) for r in results)
+    if after:
+        lines += [f"first catch: {after} pairs not run, their mutant caught already (`--full` without "
+                  f"`--first-catch` runs them: which invariants catch each)"]
     lines += [f"mutation score: {caught}/{len(results)} caught, "
                   f"{by_invariant}/{len(results)} caught by invariants{took}"]
     return lines
@@ -195,6 +225,7 @@ def full_to_json(baseline: Outcome, results: list[FullResult], wall: float | Non
         "wall_seconds": wall,
         "pairs": dict(zip(("not_reached", "run"), _pairs(results))),
         "not_reached": {r.name: r.not_reached for r in results},
+        "not_run_after_first_catch": {r.name: r.outcome.not_run for r in results if r.outcome.not_run},
         "baseline": asdict(baseline),
         "matrix": {r.name: r.failures for r in results},
         "mutants": [{"name": r.name, "description": r.description, "caught": r.caught,

@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 from harness.mutation import MutationMatrix, Outcome
 from harness.mutation_baseline import run_baseline, spans
 from harness.mutation_reach import asked_by_the_session
-from harness.mutation_session import Plan, read_outcomes
+from harness.mutation_session import FirstCatch, Plan, read_outcomes
 
 # seconds of a session's start and stop, and of restarting the app's processes for the next group, in
 # the baseline's terms: they only weigh the packing (a first shared group is worth a session of its own)
@@ -67,14 +67,15 @@ def pack(selected: dict[str, list[str]], cost: Callable[[str], float], sharing: 
 
 
 def run_packed(matrix: MutationMatrix, selected: dict[str, list[str]], may_share: set[str],
-               cost: Callable[[str], float]) -> dict[str, Outcome]:
+               cost: Callable[[str], float], first_catch: FirstCatch | None = None) -> dict[str, Outcome]:
     """Each mutant's outcome over its ``selected`` scenarios, in the sessions ``pack`` makes (``matrix.jobs``
-    at once, the costliest first); a mutant with no scenario to run needs no session: the baseline's result."""
+    at once, the costliest first); a mutant with no scenario to run needs no session: the baseline's result.
+    With ``first_catch``, each mutant's scenarios run in ``selected``'s order and stop at its first catch."""
     sessions = pack(selected, cost, may_share, matrix.jobs)
     save_sessions(matrix.work / "sessions.json", sessions)
     found = {name: Outcome(name, [], 0) for name, nodeids in selected.items() if not nodeids}
     labels = [f"shared-{i + 1}" for i in range(len(sessions))]
-    for outcomes in matrix.in_parallel(lambda i: run_session(matrix, sessions[i], selected, labels[i]),
+    for outcomes in matrix.in_parallel(lambda i: run_session(matrix, sessions[i], selected, labels[i], first_catch),
                                        range(len(sessions))):
         found.update(outcomes)
     return found
@@ -111,14 +112,16 @@ def app_modules_preloaded(preload: Iterable[str], root: Path) -> list[str]:
 
 
 def run_session(matrix: MutationMatrix, session: Session, selected: dict[str, list[str]],
-                label: str) -> dict[str, Outcome]:
-    """Run ``session`` and return each of its mutants' outcome over its own scenarios."""
-    if not session.shared or len(session.mutants) == 1:
+                label: str, first_catch: FirstCatch | None = None) -> dict[str, Outcome]:
+    """Run ``session`` and return each of its mutants' outcome over its own scenarios (a session of one
+    mutant runs as a plan too when it is to stop at its first catch)."""
+    if first_catch is None and (not session.shared or len(session.mutants) == 1):
         name = session.mutants[0]
         return {name: matrix.run_one(name, selected[name])}
     folder = matrix.work / label
     folder.mkdir(parents=True, exist_ok=True)
-    plan = Plan(matrix.config.mutant_env, [(m, selected[m]) for m in session.mutants], folder / "plan.json")
+    plan = Plan(matrix.config.mutant_env, [(m, selected[m]) for m in session.mutants], folder / "plan.json",
+                first_catch)
     plan.write()
     plan.outcomes_path.unlink(missing_ok=True)
     functions = sorted({nodeid.split("[", 1)[0] for _, nodeid in plan.pairs()})  # the plugin picks the params
@@ -140,6 +143,9 @@ def split(whole: Outcome, plan: Plan) -> dict[str, Outcome]:
         outcome = Outcome(mutant, list(nodeids), 0)
         for nodeid in nodeids:
             row = rows.get((mutant, nodeid))
+            if row is not None and row["outcome"] == "not run":
+                outcome.not_run.append(nodeid)
+                continue
             if row is None or row["outcome"] == "failed":
                 outcome.failed.append(nodeid)
             if row is not None:

@@ -19,6 +19,12 @@ when the baseline's pytest process never asked its switch
 (``mutation_reach.asked_by_the_session``), and only when the zygote preloads
 no module of the app (it would keep what it read too).
 
+With ``first_catch`` in the plan (the baseline's invalid invariants per
+scenario, and the invariants that judge the run rather than the app), a
+mutant's scenarios stop at its first catch by an invariant: a scenario with
+an invalid invariant the baseline did not have there. Its later scenarios
+are skipped before their setup and recorded as ``not run``.
+
 At the end, ``PATH``'s outcomes file (``<plan>.outcomes.json``) holds each
 pair's outcome: ``{"mutant", "nodeid" (the scenario's own), "test" (the
 test's id here), "outcome", "seconds"}``; a planned pair missing from it did
@@ -34,8 +40,31 @@ from typing import Any, Iterator
 
 import pytest
 
+from harness.report.junit import PREFIX
+
 ARG = "jobquake_mutant"
 PLAN_KEY = pytest.StashKey["Plan"]()
+
+
+@dataclass
+class FirstCatch:
+    """When a scenario catches its mutant by an invariant: one invalid there that the baseline was not."""
+
+    baseline: dict[str, list[str]]  # scenario nodeid -> the invariants invalid there with no mutant
+    ignore: list[str]  # invariants that judge the run itself (a fault that did not land...), never a catch
+
+    def caught(self, nodeid: str, invalid: set[str]) -> bool:
+        return bool(invalid - set(self.ignore) - set(self.baseline.get(nodeid, [])))
+
+
+def invalid_invariants(item: pytest.Item) -> set[str]:
+    """The invariants the harness's verdict of ``item`` found invalid (its JUnit properties)."""
+    found = set()
+    for key, value in item.user_properties:
+        name = key[len(PREFIX) + 1:] if key.startswith(f"{PREFIX}.") else ""
+        if value == "invalid" and name and "." not in name and name != "verdict":
+            found.add(name)
+    return found
 
 
 @dataclass
@@ -45,17 +74,23 @@ class Plan:
     env: str
     groups: list[tuple[str, list[str]]]  # (mutant, scenario nodeids)
     path: Path
+    first_catch: FirstCatch | None = None  # stop each mutant at its first catch by an invariant
     current: str | None = None  # the mutant the running app processes carry
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # test id -> its row (see the docstring)
 
     @classmethod
     def load(cls, path: Path) -> "Plan":
         data = json.loads(Path(path).read_text())
-        return cls(data["env"], [(g["mutant"], list(g["nodeids"])) for g in data["groups"]], Path(path))
+        rule = data.get("first_catch")
+        return cls(data["env"], [(g["mutant"], list(g["nodeids"])) for g in data["groups"]], Path(path),
+                   FirstCatch(rule["baseline"], rule["ignore"]) if rule is not None else None)
 
     def write(self) -> None:
+        rule = self.first_catch
         self.path.write_text(json.dumps({"env": self.env, "groups": [{"mutant": m, "nodeids": n}
-                                                                      for m, n in self.groups]}, indent=1))
+                                                                      for m, n in self.groups],
+                                         "first_catch": None if rule is None else
+                                         {"baseline": rule.baseline, "ignore": sorted(rule.ignore)}}, indent=1))
 
     @property
     def outcomes_path(self) -> Path:
@@ -107,6 +142,25 @@ class PlannedSession:
 
     def __init__(self, plan: Plan):
         self.plan = plan
+        self.caught: dict[str, str] = {}  # with first_catch: mutant -> the test that caught it
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+        """With ``first_catch``: a caught mutant's later scenarios are skipped before their setup."""
+        found = scenario_of(item) if self.plan.first_catch is not None else None
+        if found is None:
+            return (yield)
+        mutant, nodeid = found
+        by = self.caught.get(mutant)
+        if by is not None:
+            item.add_marker(pytest.mark.skip(reason=f"{mutant} is caught already (by {by})"))
+        result = yield
+        row = self.plan.outcomes.get(item.nodeid)
+        if by is not None and row is not None:
+            row["outcome"] = "not run"
+        elif self.plan.first_catch.caught(nodeid, invalid_invariants(item)):
+            self.caught[mutant] = item.nodeid
+        return result
 
     @pytest.hookimpl(trylast=True)  # after the scenario's own parametrize: the mutant is the id's last part
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:

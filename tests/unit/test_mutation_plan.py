@@ -170,3 +170,62 @@ def test_session_per_mutant_keeps_every_mutant_apart(monkeypatch, tmp_path):
     m.run()  # the default runner: a session per mutant, all at once with the baseline
     assert sorted((mutant or "", nodeids) for mutant, nodeids, _, _ in ran) == [
         ("", [m.scenarios]), ("acks-early", ["s.py::b"]), ("no-sweeper", ["s.py::a"])]
+
+
+def test_a_pair_left_out_after_its_mutants_first_catch_is_not_run_neither_failed_nor_passed(tmp_path):
+    plan = plan_of(tmp_path)
+    rows = [{"mutant": "a", "nodeid": "s.py::x", "test": "s.py::x[a]", "outcome": "failed", "seconds": 2.0},
+            {"mutant": "a", "nodeid": "s.py::y[1]", "test": "s.py::y[1-a]", "outcome": "not run", "seconds": 0.0},
+            {"mutant": "b", "nodeid": "s.py::x", "test": "s.py::x[b]", "outcome": "passed", "seconds": 1.0}]
+    found = split_rows(Outcome("a", [], 1, violated={"s.py::x[a]": ["sweep_complete"], "s.py::x[b]": []}), plan, rows)
+    assert found["a"].failed == ["s.py::x"] and found["a"].not_run == ["s.py::y[1]"]
+    assert found["a"].violated == {"s.py::x": ["sweep_complete"]}
+    assert found["b"].failed == [] and found["b"].not_run == [] and found["b"].exit_code == 0
+
+
+def test_a_first_catch_is_an_app_invariant_invalid_where_the_baseline_had_it_valid():
+    from harness.mutation_session import FirstCatch
+
+    rule = FirstCatch({"s.py::flaky": ["every_job_terminal"]}, ["faults_landed"])
+    assert rule.caught("s.py::x", {"sweep_complete"})
+    assert not rule.caught("s.py::x", {"faults_landed"})  # the run could not be judged: no catch
+    assert not rule.caught("s.py::x", set())  # the scenario's own assert only: no catch by invariant
+    assert not rule.caught("s.py::flaky", {"every_job_terminal"})  # invalid with no mutant too
+    assert rule.caught("s.py::flaky", {"every_job_terminal", "no_double_billing"})
+
+
+def test_first_catch_runs_the_scenarios_written_for_a_mutant_first_then_the_shortest():
+    from harness.mutation_full import catch_order
+
+    took = {"s.py::long": 30.0, "s.py::short": 2.0, "s.py::mid": 9.0}
+    assert catch_order(["s.py::long", "s.py::mid", "s.py::short", "s.py::new"], ["s.py::long"], took) == [
+        "s.py::long", "s.py::short", "s.py::mid", "s.py::new"]  # new: no baseline span, last
+
+
+def test_first_catch_plans_every_mutant_and_reports_the_pairs_left_out(monkeypatch, tmp_path):
+    """Even a mutant alone in its session runs as a plan (the plugin stops it), and the rows say which
+    pairs were left out after the catch."""
+    from harness.mutation_full import render_full
+
+    m = three_mutants(tmp_path)
+    ran = []
+    monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [("no-sweeper", "every_job_terminal")], "s.py::b": []})
+    monkeypatch.setattr(m, "run_one", fake_sessions(ran))
+    plans = []
+    import harness.mutation_plan
+
+    def split(whole, plan):
+        plans.append(plan)
+        return {mutant: Outcome(mutant, nodeids, 0, not_run=nodeids[1:] if mutant == "no-sweeper" else [])
+                for mutant, nodeids in plan.groups}
+
+    monkeypatch.setattr(harness.mutation_plan, "split", split)
+    baseline, results = run_full(m, first_catch=True)
+    assert all(args[:2] == ["-p", "harness.mutation_session"] for mutant, _, _, args in ran if mutant)
+    assert all(plan.first_catch is not None for plan in plans)
+    groups = {mutant: nodeids for plan in plans for mutant, nodeids in plan.groups}
+    assert groups["no-sweeper"][0] == "s.py::a"  # written for it: first
+    by_name = {r.name: r for r in results}
+    assert by_name["no-sweeper"].pairs_run == 1
+    text = "\n".join(render_full(baseline, results))
+    assert "run to its first catch" in text and "first catch: 1 pairs not run" in text
