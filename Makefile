@@ -34,7 +34,7 @@ test-all: setup
 
 # the scenario suite against refapp with no mutant, then with each mutant: all must be caught
 mutants: setup
-	$(VENV)/bin/jobquake mutants
+	$(VENV)/bin/jobquake mutants --jobs $(or $(JOBS),4)
 
 mutants-full: setup
 	$(VENV)/bin/jobquake mutants --full --jobs $(or $(JOBS),8)
