@@ -34,8 +34,16 @@ if ! answers; then
     exit 1
   fi
   echo "start-dockerd: starting dockerd in the background (log: $LOG)"
-  # setsid: the engine outlives this script and the shell that ran it
-  setsid dockerd >"$LOG" 2>&1 </dev/null &
+  # setsid: the engine outlives this script and the shell that ran it. And it keeps none of their other
+  # open files: a lock or a pipe the caller holds (flock, a CI runner's log) would stay held for as long
+  # as the engine runs. 255 is bash's own copy of this script, closed on exec anyway
+  (
+    for fd in /proc/"$BASHPID"/fd/*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ] && [ "$fd" != 255 ]; then eval "exec $fd>&-"; fi
+    done
+    exec setsid dockerd >"$LOG" 2>&1 </dev/null
+  ) &
   deadline=$((SECONDS + WAIT_SECONDS))
   until answers; do
     if [ "$SECONDS" -ge "$deadline" ]; then
