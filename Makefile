@@ -4,8 +4,9 @@ VENV ?= .venv
 PYTEST ?= $(VENV)/bin/pytest
 PYTEST_ARGS ?=
 EXTRAS ?= dev
-# one pytest process per core; each test's duration recorded for tests/quality/test_tiers.py
-PARALLEL = -p no:cacheprovider -n auto --durations=10 --tier-durations=.jobquake/test-durations.json
+# each test's duration recorded for tests/quality/test_tiers.py; the fast tier: one pytest process per core
+RECORDED = -p no:cacheprovider --durations=10 --tier-durations=.jobquake/test-durations.json
+PARALLEL = $(RECORDED) -n auto
 
 .PHONY: setup demo test test-all mutants images benchmarks clean api-docs reference-docs docs docs-serve mutants-full \
 	mutants-first-catch \
@@ -29,7 +30,7 @@ test: setup
 SLOW_WORKERS ?= 4
 test-all: setup
 	$(PYTEST) $(PARALLEL) -m "not slow" $(PYTEST_ARGS)
-	$(PYTEST) $(subst -n auto,-n $(SLOW_WORKERS),$(PARALLEL)) -m slow --maxschedchunk 1 $(PYTEST_ARGS)
+	$(PYTEST) $(RECORDED) -n $(SLOW_WORKERS) -m slow --maxschedchunk 1 $(PYTEST_ARGS)
 	TIERS_REQUIRE_DURATIONS=1 $(PYTEST) -p no:cacheprovider -q tests/quality/test_tiers.py -k last_recorded_run
 
 # the scenario suite against refapp with no mutant, then with each mutant: all must be caught

@@ -198,13 +198,17 @@ class MutationMatrix:
             return list(self.catches())
         return sorted({nodeid for nodeids in declared.values() for nodeid in nodeids})
 
+    def suite_or(self, nodeids: list[str]) -> list[str]:
+        """What pytest is given to run ``nodeids``: the scenarios' folder when they are the whole suite."""
+        return [self.scenarios] if set(nodeids) == set(self.catches()) else nodeids
+
     def run_each(self, declared: dict[str, list[str]],
                  scenarios: list[str]) -> tuple[Outcome, dict[str, Outcome]]:
         """The baseline (``scenarios``: the whole suite unless narrowed) and a session per mutant over its
         declared scenarios, all at once."""
-        whole = [self.scenarios] if set(scenarios) == set(self.catches()) else scenarios  # the folder: all
-        baseline, *outcomes = self.in_parallel(lambda name: self.run_one(name, declared[name] if name else whole),
-                                               [None, *declared])
+        baseline_args = self.suite_or(scenarios)
+        baseline, *outcomes = self.in_parallel(
+            lambda name: self.run_one(name, declared[name] if name else baseline_args), [None, *declared])
         return baseline, dict(zip(declared, outcomes))
 
 

@@ -48,9 +48,8 @@ def run_baseline(matrix: MutationMatrix, nodeids: list[str]) -> tuple[Outcome, l
 
     def run(i: int) -> Outcome:
         env = {REACH_ENV: str(folders[i])} if recording else {}
-        if len(shards) == 1:  # the whole suite by its folder; else (mutants --only) the scenarios asked for
-            whole = set(nodeids) == set(matrix.catches())
-            return matrix.run_one(None, [matrix.scenarios] if whole else shards[0], env)
+        if len(shards) == 1:
+            return matrix.run_one(None, matrix.suite_or(shards[0]), env)
         return matrix.run_one(None, shards[i], env, label=f"none-{i + 1}of{len(shards)}")
 
     started = time.monotonic()

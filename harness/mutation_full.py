@@ -145,8 +145,9 @@ def run_full(matrix: MutationMatrix, shared: bool = True,
 def catch_order(nodeids: list[str], declared: list[str], took: dict[str, float]) -> list[str]:
     """A mutant's scenarios in the order most likely to catch it soonest: the ones written for it first,
     then the rest, the shortest in the baseline first."""
-    written = [n for n in nodeids if n in set(declared)]
-    rest = sorted((n for n in nodeids if n not in set(declared)), key=lambda n: (took.get(n, float("inf")), n))
+    mine = set(declared)
+    written = [n for n in nodeids if n in mine]
+    rest = sorted((n for n in nodeids if n not in mine), key=lambda n: (took.get(n, float("inf")), n))
     return written + rest
 
 

@@ -40,7 +40,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from harness.report.junit import PREFIX
+from harness.report.junit import invalid_in
 
 ARG = "jobquake_mutant"
 PLAN_KEY = pytest.StashKey["Plan"]()
@@ -55,16 +55,6 @@ class FirstCatch:
 
     def caught(self, nodeid: str, invalid: set[str]) -> bool:
         return bool(invalid - set(self.ignore) - set(self.baseline.get(nodeid, [])))
-
-
-def invalid_invariants(item: pytest.Item) -> set[str]:
-    """The invariants the harness's verdict of ``item`` found invalid (its JUnit properties)."""
-    found = set()
-    for key, value in item.user_properties:
-        name = key[len(PREFIX) + 1:] if key.startswith(f"{PREFIX}.") else ""
-        if value == "invalid" and name and "." not in name and name != "verdict":
-            found.add(name)
-    return found
 
 
 @dataclass
@@ -158,7 +148,7 @@ class PlannedSession:
         row = self.plan.outcomes.get(item.nodeid)
         if by is not None and row is not None:
             row["outcome"] = "not run"
-        elif self.plan.first_catch.caught(nodeid, invalid_invariants(item)):
+        elif self.plan.first_catch.caught(nodeid, invalid_in(item.user_properties)):  # the verdict's marks
             self.caught[mutant] = item.nodeid
         return result
 

@@ -28,3 +28,9 @@ def junit_properties(verdict: Verdict, seed: int | None = None,
     if artifacts_path is not None:
         props.append((f"{prefix}.artifacts", os.fspath(artifacts_path)))
     return props
+
+
+def invalid_in(properties: list[tuple[str, str]], prefix: str = PREFIX) -> set[str]:
+    """The invariants ``junit_properties`` marked invalid in ``properties`` (a test's user properties)."""
+    marks = {key[len(prefix) + 1:]: value for key, value in properties if key.startswith(f"{prefix}.")}
+    return {name for name, value in marks.items() if value == mark(False) and "." not in name and name != "verdict"}

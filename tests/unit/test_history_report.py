@@ -112,6 +112,15 @@ def test_junit_properties():
     assert (props["jobquake.seed"], props["jobquake.artifacts"]) == ("9", "/tmp/a")
 
 
+def test_the_invalid_invariants_read_back_from_the_properties_are_the_verdicts():
+    from harness.report.junit import invalid_in
+
+    bad = verdicts()["scenarios/test_b.py::test_bad"]
+    assert invalid_in(junit_properties(bad, seed=9)) == {r.name for r in bad.results if r.valid is False} == {
+        "no_lost_submission"}
+    assert invalid_in(junit_properties(verdicts()["scenarios/test_a.py::test_good"])) == set()
+
+
 def test_terminal_summary_table():
     lines = summary_lines(verdicts())
     assert lines[0].split() == ["scenario", "terminal", "billing", "lost"]
