@@ -67,17 +67,22 @@ def test_a_frozen_workers_job_is_finished_by_another_and_the_frozen_one_changes_
         jq: Run, refapp: RefApp) -> None:
     """The worker running a five-document job freezes with the job's row locked; the sweeper rescues the job.
 
-    The freeze comes at attempt 1's first heartbeat, held at the failpoint
-    between its write and its commit (its first paid call is then in
-    flight, or done and waiting for the row to save its answer). Slow model
+    The freeze comes at attempt 1's first heartbeat once its first paid
+    call is in flight, held at the failpoint between its write and its
+    commit (the call is then in flight, or done and waiting for the row to
+    save its answer). Slow model
     calls (0.6 of the deadline each) make the job outlast the
     stale-heartbeat bound, frozen or not: only a sweeper that reads the
     heartbeat leaves the running attempts alone.
     """
     sqs.slow_model_calls(jq, 0.6)  # the only job of this scenario
     job_id = job_id_for("p-frozen", "report.pdf")
-    beat = jq.faults.failpoint(HEARTBEAT_WRITTEN, "hang", once=True, match={"job_id": job_id, "attempt": 1})
     assert refapp.submit(DOCUMENTS, project="p-frozen", file="report.pdf") == job_id
+    # armed once the first call is in flight: a heartbeat held before it (on a busy machine the claim's
+    # thread can beat before the job's first call) froze attempt 1 between its fence check and its call,
+    # which it then made on waking, after attempt 2 had begun
+    jq.paidapi.wait_for_call(job_id, step="doc-0.categorise", attempt=1, timeout=MARGIN)
+    beat = jq.faults.failpoint(HEARTBEAT_WRITTEN, "hang", once=True, match={"job_id": job_id, "attempt": 1})
 
     held = beat.wait(timeout=MARGIN)[0]  # the heartbeat's transaction is open: the job's row is locked
     frozen = jq.faults.pause_service(worker_of(jq, held["pid"], "attempt 1's heartbeat"))
