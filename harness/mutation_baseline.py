@@ -1,11 +1,16 @@
 """The matrix's run with no mutant, recording which scenarios reach which switch (``harness.mutation_reach``).
 
 Every mutant's session waits for it (the reach decides what runs, and with
-whom a mutant may share a session), so it runs in shards at once.
+whom a mutant may share a session), so it runs in shards at once, balanced
+by what each scenario took in the last baseline (``durations.json`` in the
+matrix's folder): shards of equal test counts ended up to a minute apart
+on refapp's suite, the machine half idle while the longest ran alone.
 """
 from __future__ import annotations
 
+import json
 import shutil
+import statistics
 import time
 from pathlib import Path
 
@@ -18,17 +23,49 @@ from harness.mutation_reach import read_windows
 BASELINE_SHARDS = 4
 
 
-def baseline_shards(nodeids: list[str], count: int) -> list[list[str]]:
-    """Whole test files in ``count`` shards (each file to the shard with the fewest tests yet, the
-    biggest file first), in suite order within a shard; no shard is empty."""
+DURATIONS = "durations.json"  # {nodeid: seconds} of the last baseline that ran it
+
+
+def baseline_shards(nodeids: list[str], count: int, took: dict[str, float] | None = None) -> list[list[str]]:
+    """Whole test files in ``count`` shards, in suite order within a shard; no shard is empty.
+
+    Each file, the costliest first, goes to the shard that would end first. A
+    test's cost is its seconds in ``took``; a test not there (new, or no
+    baseline yet) costs the median of those that are (1 when none are), so
+    with no record at all the shards balance test counts.
+    """
+    took = took or {}
+    known = [took[n] for n in nodeids if n in took]
+    default = statistics.median(known) if known else 1.0
     files: dict[str, list[str]] = {}
     for nodeid in nodeids:
         files.setdefault(nodeid.split("::")[0], []).append(nodeid)
+
+    def cost(tests: list[str]) -> float:
+        return sum(took.get(n, default) for n in tests)
+
     shards: list[list[str]] = [[] for _ in range(max(1, min(count, len(files))))]
-    for tests in sorted(files.values(), key=len, reverse=True):
-        min(shards, key=len).extend(tests)
+    for tests in sorted(files.values(), key=lambda tests: (-cost(tests), tests[0])):
+        min(shards, key=lambda shard: (cost(shard), len(shard))).extend(tests)
     order = {nodeid: i for i, nodeid in enumerate(nodeids)}
     return [sorted(shard, key=order.__getitem__) for shard in shards]
+
+
+def read_durations(path: Path) -> dict[str, float]:
+    """The durations a baseline kept (none when there is no readable record)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): float(v) for k, v in data.items() if isinstance(v, (int, float))}
+
+
+def keep_durations(path: Path, took: dict[str, float]) -> None:
+    """Record ``took`` over what ``path`` kept (a scenario this baseline did not run keeps its last figure)."""
+    path.write_text(json.dumps({**read_durations(path), **{k: round(v, 2) for k, v in took.items()}},
+                               indent=1, sort_keys=True))
 
 
 def run_baseline(matrix: MutationMatrix, nodeids: list[str]) -> tuple[Outcome, list[Path]]:
@@ -38,7 +75,8 @@ def run_baseline(matrix: MutationMatrix, nodeids: list[str]) -> tuple[Outcome, l
     alone would leave the machine mostly idle for the length of the whole
     suite. Each shard is a session of its own (its own stack and reach folder).
     """
-    shards = baseline_shards(nodeids, min(matrix.jobs, BASELINE_SHARDS))
+    durations = matrix.work / DURATIONS
+    shards = baseline_shards(nodeids, min(matrix.jobs, BASELINE_SHARDS), read_durations(durations))
     folders = [matrix.work / "reach" / f"shard-{i + 1}" for i in range(len(shards))]
     shutil.rmtree(matrix.work / "reach", ignore_errors=True)
     for folder in folders:
@@ -57,6 +95,7 @@ def run_baseline(matrix: MutationMatrix, nodeids: list[str]) -> tuple[Outcome, l
     merged = Outcome(None, [n for o in outcomes for n in o.nodeids], max(o.exit_code for o in outcomes),
                      {k: v for o in outcomes for k, v in o.violated.items()},
                      sorted({n for o in outcomes for n in o.failed}), time.monotonic() - started)
+    keep_durations(durations, spans(folders))
     return merged, folders
 
 

@@ -39,7 +39,10 @@ every mutant is caught by an invariant, not which invariants catch each.
 Mutants share sessions where that is faithful (``harness.mutation_plan``):
 at most ``jobs`` sessions each run several mutants' scenarios one mutant
 after another, restarting the app's processes in between, so the fixed cost
-of a session is paid a few times instead of once per mutant.
+of a session is paid a few times instead of once per mutant. A mutant whose
+scenarios cost more than a quarter of a slot's share of the matrix runs in
+parts (``PARTS_PER_SLOT``), each packed as a mutant of its own, and its row
+joins them: the sessions started last are then short ones.
 """
 from __future__ import annotations
 
@@ -48,11 +51,15 @@ from typing import Any, Callable
 
 from harness.mutation import MutationMatrix, Outcome
 from harness.mutation_baseline import run_baseline, spans
-from harness.mutation_plan import run_packed, shareable
+from harness.mutation_plan import mutant_of, run_packed, shareable, split_into_parts
 from harness.mutation_session import FirstCatch
 from harness.mutation_reach import scenarios_reaching
 
 # results about the run itself, not about the app: never a catch by invariant
+# parts a slot's share of the matrix is cut into at most: the last sessions started are then short ones
+PARTS_PER_SLOT = 4
+# but a part is worth a few sessions' start and stop (``mutation_plan.SESSION_S``): a small matrix stays whole
+MIN_PART_S = 60.0
 NOT_APP_INVARIANTS = frozenset({"faults_landed", "settled_before_verdict", "no_work_from_earlier_tests",
                                 "no_work_leaked_to_later_tests"})
 ASSERT_ONLY = "assert"
@@ -133,10 +140,17 @@ def run_full(matrix: MutationMatrix, shared: bool = True,
         selected = {name: catch_order(nodeids, [n for n, _ in declared.get(name, [])], took)
                     for name, nodeids in selected.items()}
 
-    def cost(name: str) -> float:  # the baseline's seconds for a mutant's scenarios: the longest start first
-        return baseline.seconds if selected is None else sum(took.get(n, 0.0) for n in selected[name])
+    sharing = shareable(matrix, reach) if shared else set()
+    runs = selected  # what each session runs: mutants, or parts of them (a mutant stopping at its first catch is one)
+    if selected is not None and rule is None:
+        total = sum(took.get(n, 0.0) for nodeids in selected.values() for n in nodeids)
+        runs = split_into_parts(selected, took, max(MIN_PART_S, total / (matrix.jobs * PARTS_PER_SLOT)))
+        sharing = {key for key in runs if mutant_of(key) in sharing}
 
-    found = _run_mutants(matrix, selected, shareable(matrix, reach) if shared else set(), cost, rule)
+    def cost(key: str) -> float:  # the baseline's seconds for a run's scenarios: the longest start first
+        return baseline.seconds if runs is None else sum(took.get(n, 0.0) for n in runs[key])
+
+    found = _run_mutants(matrix, runs, sharing, cost, rule)
     return baseline, [FullResult(name, matrix.mutants[name], found[name], declared.get(name, []), baseline,
                                  [] if selected is None else sorted(set(catches) - set(selected[name])), len(catches))
                       for name in matrix.mutants]

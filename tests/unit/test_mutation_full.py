@@ -1,11 +1,12 @@
 """The full cross matrix: every scenario against every mutant, catches by invariant vs by assert."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from harness.config import find_pyproject, resolve
 from harness.mutation import MutationMatrix, Outcome
-from harness.mutation_baseline import baseline_shards
+from harness.mutation_baseline import baseline_shards, keep_durations, read_durations
 from harness.mutation_full import FullResult, full_to_json, render_full, run_full
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,7 +82,7 @@ def test_a_scenario_failing_without_the_mutant_too_is_no_catch():
 def reach_a_only(ran: list):
     """A fake ``run_one``: its baseline records s.py::a reaching acks-early in its call, s.py::b nothing."""
 
-    def run_one(mutant, nodeids, env=None):
+    def run_one(mutant, nodeids, env=None, label=None):
         if env:
             folder = Path(env["JOBQUAKE_MUTANT_REACH"])
             (folder / "windows.jsonl").write_text('{"nodeid": "s.py::a", "setup": 100, "call": 101, "end": 110}\n'
@@ -123,11 +124,79 @@ def test_a_scenario_written_for_a_mutant_runs_with_it_though_the_baseline_never_
     assert [r.not_reached for r in results] == [["s.py::b"], ["s.py::a"]]
 
 
+def both_asked_in_process(ran: list, seconds: float):
+    """A fake ``run_one``: in its baseline s.py::a and s.py::b take ``seconds`` each and the pytest process
+    itself (pid 9) asks acks-early's switch before them (so acks-early shares no session); with the
+    mutant, s.py::b fails by an invariant."""
+
+    def run_one(mutant, nodeids, env=None, label=None):
+        if env:
+            folder = Path(env["JOBQUAKE_MUTANT_REACH"])
+            windows = [{"nodeid": n, "setup": 100 + i * seconds, "call": 101 + i * seconds,
+                        "end": 100 + (i + 1) * seconds, "pid": 9} for i, n in enumerate(["s.py::a", "s.py::b"])]
+            (folder / "windows.jsonl").write_text("".join(json.dumps(w) + "\n" for w in windows))
+            (folder / "9.reach").write_text("9 50 @start\n9 60 acks-early\n")
+        ran.append((mutant, nodeids, label))
+        failed = ["s.py::b"] if mutant and "s.py::b" in nodeids else []
+        return Outcome(mutant, nodeids, int(bool(failed)), violated={n: ["every_job_terminal"] for n in failed},
+                       failed=failed, seconds=seconds)
+
+    return run_one
+
+
+def one_slot_acks_early(monkeypatch, tmp_path, run_one) -> MutationMatrix:
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path, jobs=1)
+    m.mutants = {"acks-early": "x"}
+    monkeypatch.setattr(m, "catches", lambda: {"s.py::a": [], "s.py::b": []})
+    monkeypatch.setattr(m, "run_one", run_one)
+    return m
+
+
+def test_a_mutant_costlier_than_its_share_of_a_slot_runs_in_parts_and_its_row_joins_them(monkeypatch, tmp_path):
+    """One slot, two scenarios of 100 s: a part is at most a quarter of the 200 s (and at least a minute), so
+    acks-early runs in two sessions of its own, and its row has both scenarios."""
+    ran = []
+    baseline, (result,) = run_full(one_slot_acks_early(monkeypatch, tmp_path, both_asked_in_process(ran, 100.0)))
+    assert sorted(r for r in ran if r[0]) == [("acks-early", ["s.py::a"], "acks-early-part-1"),
+                                              ("acks-early", ["s.py::b"], "acks-early-part-2")]
+    assert sorted(result.outcome.nodeids) == ["s.py::a", "s.py::b"] and result.outcome.seconds == 200.0
+    assert result.failures == {"s.py::b": ["every_job_terminal"]} and result.not_reached == []
+
+
+def test_a_small_matrix_keeps_each_mutant_whole(monkeypatch, tmp_path):
+    """The same at 10 s a scenario: a part would be worth less than a minute, so acks-early runs whole."""
+    ran = []
+    run_full(one_slot_acks_early(monkeypatch, tmp_path, both_asked_in_process(ran, 10.0)))
+    assert [r for r in ran if r[0]] == [("acks-early", ["s.py::a", "s.py::b"], None)]
+
+
 def test_baseline_shards_keep_files_whole_balance_tests_and_keep_suite_order():
     nodeids = ["a.py::1", "a.py::2", "a.py::3", "b.py::1", "c.py::1", "c.py::2", "d.py::1"]
     assert baseline_shards(nodeids, 3) == [["a.py::1", "a.py::2", "a.py::3"], ["c.py::1", "c.py::2"],
                                            ["b.py::1", "d.py::1"]]
     assert baseline_shards(["a.py::1", "a.py::2"], 4) == [["a.py::1", "a.py::2"]]  # never an empty shard
+
+
+def test_baseline_shards_balance_what_the_last_baseline_took_not_test_counts():
+    """One long file against three short ones: by counts the long file's shard would end last by far."""
+    nodeids = ["long.py::1", "long.py::2", "a.py::1", "a.py::2", "b.py::1", "b.py::2", "c.py::1"]
+    took = {"long.py::1": 30.0, "long.py::2": 30.0, "a.py::1": 5.0, "a.py::2": 5.0, "b.py::1": 5.0,
+            "b.py::2": 5.0}  # c.py::1 is new: it costs the median (5 s)
+    assert baseline_shards(nodeids, 2, took) == [["long.py::1", "long.py::2"],
+                                                 ["a.py::1", "a.py::2", "b.py::1", "b.py::2", "c.py::1"]]
+    # by counts (no record) the long file shares its shard: 70 s against 15
+    assert baseline_shards(nodeids, 2) == [["long.py::1", "long.py::2", "a.py::1", "a.py::2"],
+                                           ["b.py::1", "b.py::2", "c.py::1"]]
+
+
+def test_a_baseline_keeps_each_scenarios_last_duration_and_a_bad_record_is_no_record(tmp_path):
+    path = tmp_path / "durations.json"
+    assert read_durations(path) == {}
+    keep_durations(path, {"a.py::1": 2.345, "b.py::1": 7.0})
+    keep_durations(path, {"a.py::1": 3.0})  # b.py::1 not run this time: its last figure stays
+    assert read_durations(path) == {"a.py::1": 3.0, "b.py::1": 7.0}
+    path.write_text("[1, 2]")
+    assert read_durations(path) == {}
 
 
 def test_a_sharded_baseline_records_reach_per_shard_and_joins_what_they_found(monkeypatch, tmp_path):

@@ -7,7 +7,8 @@ from pathlib import Path
 from harness.config import find_pyproject, resolve
 from harness.mutation import MutationMatrix, Outcome
 from harness.mutation_full import run_full
-from harness.mutation_plan import SESSION_S, Session, app_modules_preloaded, pack, run_shared, split
+from harness.mutation_plan import (SESSION_S, Session, app_modules_preloaded, joined, mutant_of, pack, run_session,
+                                   run_shared, split, split_into_parts)
 from harness.mutation_reach import asked_by_the_session
 from harness.mutation_session import Plan
 
@@ -37,6 +38,39 @@ def test_with_nothing_shareable_every_mutant_has_a_session_of_its_own():
 def test_one_slot_puts_every_shareable_mutant_in_one_session_costliest_first():
     selected = {name: [f"s.py::{name}"] for name in ("small1", "big", "mid")}
     assert names(pack(selected, COSTS.__getitem__, selected, slots=1)) == [["big", "mid", "small1"]]
+
+
+def test_a_mutant_is_cut_into_parts_of_about_equal_seconds_in_its_order_and_a_short_one_stays_whole():
+    took = {"a.py::1": 30.0, "a.py::2": 10.0, "b.py::1": 10.0, "b.py::2": 10.0, "c.py::1": 20.0, "d.py::1": 5.0}
+    selected = {"big": list(took), "small": ["d.py::1"], "none": []}
+    parts = split_into_parts(selected, took, limit=30.0)  # big: 85 s, so 3 parts of about 28
+    assert parts == {"big#1": ["a.py::1"], "big#2": ["a.py::2", "b.py::1", "b.py::2"], "big#3": ["c.py::1", "d.py::1"],
+                     "small": ["d.py::1"], "none": []}
+    assert {mutant_of(key) for key in parts} == {"big", "small", "none"}
+    assert split_into_parts({"m": ["x", "y"]}, {"x": 50.0, "y": 50.0}, limit=10.0) == {"m#1": ["x"], "m#2": ["y"]}
+
+
+def test_the_parts_of_a_mutant_join_into_one_outcome():
+    one = Outcome("m", ["s.py::a"], 0, seconds=3.0)
+    two = Outcome("m", ["s.py::b", "s.py::c"], 1, violated={"s.py::c": ["every_job_terminal"]}, failed=["s.py::c"],
+                  seconds=4.0, not_run=["s.py::b"])
+    assert joined([one, two]) == Outcome("m", ["s.py::a", "s.py::b", "s.py::c"], 1, {"s.py::c": ["every_job_terminal"]},
+                                         ["s.py::c"], 7.0, ["s.py::b"])
+
+
+def test_two_parts_of_one_mutant_in_a_shared_session_run_as_one_group(monkeypatch, tmp_path):
+    m = three_mutants(tmp_path)
+    plans = []
+
+    def run_one(mutant, nodeids, env=None, label=None, args=()):
+        plans.append(json.loads(Path(args[-1].split("=", 1)[1]).read_text())["groups"])
+        return Outcome(mutant, nodeids, 0)
+
+    monkeypatch.setattr(m, "run_one", run_one)
+    run_session(m, Session(["acks-early#1", "no-sweeper", "acks-early#2"], shared=True),
+                {"acks-early#1": ["s.py::a"], "acks-early#2": ["s.py::b"], "no-sweeper": ["s.py::a"]}, "shared-1")
+    assert plans == [[{"mutant": "acks-early", "nodeids": ["s.py::a", "s.py::b"]},
+                      {"mutant": "no-sweeper", "nodeids": ["s.py::a"]}]]
 
 
 def plan_of(tmp_path: Path) -> Plan:
