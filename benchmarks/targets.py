@@ -4,7 +4,10 @@ Clones this checkout's HEAD into a fresh folder, makes the clone's
 virtualenv there (``make setup`` with every extra; not timed: the targets
 are for a warm virtualenv), then runs each target in the clone and times
 it, with the machine's CPU (/proc/stat) and load average before and after:
-a run beside other work is slower, and says so. Writes
+a run beside other work is slower, and says so. It also samples how busy
+the cores were, minute by minute (``busy_by_minute``, a share of all
+cores): a target bound by the CPU shows where it left the machine idle (a
+matrix's baseline, or its last session running on alone). Writes
 ``benchmarks/results/targets.json`` (and prints it): per target the clone's
 revision, its wall time, exit code, target, and what the target's own
 output says (the mutation score; `.ci/run`'s table of stages); targets not
@@ -20,6 +23,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -44,12 +48,44 @@ def clone(into: Path) -> str:
                           text=True, check=True).stdout.strip()
 
 
+SAMPLE_S = 5.0  # how often the busy share is read
+
+
+class BusyShare:
+    """A thread reading /proc/stat every ``SAMPLE_S``: the share of all cores busy in each interval."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="busy-share", daemon=True)
+
+    def __enter__(self) -> "BusyShare":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        cpu, wall = machine_cpu(), time.monotonic()
+        while not self._stop.wait(SAMPLE_S):
+            now_cpu, now = machine_cpu(), time.monotonic()
+            self.samples.append((now_cpu - cpu) / ((now - wall) * (os.cpu_count() or 1)))
+            cpu, wall = now_cpu, now
+
+    def by_minute(self) -> list[float]:
+        per = max(1, round(60 / SAMPLE_S))
+        return [round(sum(chunk) / len(chunk), 2)
+                for chunk in (self.samples[i:i + per] for i in range(0, len(self.samples), per))]
+
+
 def run_target(name: str, where: Path) -> dict:
     """Time one target in the clone; its output kept beside the results in the clone's folder."""
     command, target = TARGETS[name]
     log = where / f"target-{name}.log"
     load, cpu, started = os.getloadavg(), machine_cpu(), time.monotonic()
-    with log.open("w") as out:
+    with log.open("w") as out, BusyShare() as busy:
         code = subprocess.call(command, cwd=where, stdout=out, stderr=subprocess.STDOUT)
     wall = time.monotonic() - started
     text = log.read_text(errors="replace")
@@ -57,7 +93,8 @@ def run_target(name: str, where: Path) -> dict:
              "wall": f"{int(wall // 60)} min {int(wall % 60)} s", "target_min": target,
              "met": code == 0 and wall <= target * 60, "machine_cpu_s": round(machine_cpu() - cpu, 1),
              "load_average_before": [round(x, 2) for x in load],
-             "load_average_after": [round(x, 2) for x in os.getloadavg()]}
+             "load_average_after": [round(x, 2) for x in os.getloadavg()],
+             "busy_by_minute": busy.by_minute()}
     found["says"] = [line for line in text.splitlines()
                      if line.startswith(("mutation score", "pairs:", "first catch:", "declared catches", "ci: "))
                      or " passed" in line][-40:]
