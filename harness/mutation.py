@@ -55,6 +55,15 @@ class Outcome:
     not_run: list[str] = field(default_factory=list)  # planned, left out: the mutant was caught already
 
 
+def joined(outcomes: list[Outcome]) -> Outcome:
+    """Outcomes of sessions over disjoint scenarios (a mutant's parts, the baseline's shards) as one: the
+    first's mutant, every scenario, the worst exit code, the seconds summed."""
+    return Outcome(outcomes[0].mutant, [n for o in outcomes for n in o.nodeids], max(o.exit_code for o in outcomes),
+                   {k: v for o in outcomes for k, v in o.violated.items()},
+                   sorted({n for o in outcomes for n in o.failed}), sum(o.seconds for o in outcomes),
+                   [n for o in outcomes for n in o.not_run])
+
+
 @dataclass
 class MutantResult:
     name: str

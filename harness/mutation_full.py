@@ -55,11 +55,11 @@ from harness.mutation_plan import mutant_of, run_packed, shareable, split_into_p
 from harness.mutation_session import FirstCatch
 from harness.mutation_reach import scenarios_reaching
 
-# results about the run itself, not about the app: never a catch by invariant
 # parts a slot's share of the matrix is cut into at most: the last sessions started are then short ones
 PARTS_PER_SLOT = 4
 # but a part is worth a few sessions' start and stop (``mutation_plan.SESSION_S``): a small matrix stays whole
 MIN_PART_S = 60.0
+# results about the run itself, not about the app: never a catch by invariant
 NOT_APP_INVARIANTS = frozenset({"faults_landed", "settled_before_verdict", "no_work_from_earlier_tests",
                                 "no_work_leaked_to_later_tests"})
 ASSERT_ONLY = "assert"

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from harness.mutation import MutationMatrix, Outcome
+from harness.mutation import MutationMatrix, Outcome, joined
 from harness.mutation_baseline import run_baseline, spans
 from harness.mutation_reach import asked_by_the_session
 from harness.mutation_session import FirstCatch, Plan, read_outcomes
@@ -74,15 +74,6 @@ def split_into_parts(selected: dict[str, list[str]], took: dict[str, float],
             done += took.get(nodeid, 0.0)
         parts.update({f"{name}{PART}{k}": run for k, run in enumerate(runs, 1)})
     return parts
-
-
-def joined(outcomes: list[Outcome]) -> Outcome:
-    """One mutant's parts' outcomes as the one outcome of all its scenarios."""
-    first = outcomes[0]
-    return Outcome(first.mutant, [n for o in outcomes for n in o.nodeids], max(o.exit_code for o in outcomes),
-                   {k: v for o in outcomes for k, v in o.violated.items()},
-                   sorted({n for o in outcomes for n in o.failed}), sum(o.seconds for o in outcomes),
-                   [n for o in outcomes for n in o.not_run])
 
 
 @dataclass

@@ -70,10 +70,9 @@ def test_a_frozen_workers_job_is_finished_by_another_and_the_frozen_one_changes_
     The freeze comes at attempt 1's first heartbeat once its first paid
     call is in flight, held at the failpoint between its write and its
     commit (the call is then in flight, or done and waiting for the row to
-    save its answer). Slow model
-    calls (0.6 of the deadline each) make the job outlast the
-    stale-heartbeat bound, frozen or not: only a sweeper that reads the
-    heartbeat leaves the running attempts alone.
+    save its answer). Slow model calls (0.6 of the deadline each) make the
+    job outlast the stale-heartbeat bound, frozen or not: only a sweeper
+    that reads the heartbeat leaves the running attempts alone.
     """
     sqs.slow_model_calls(jq, 0.6)  # the only job of this scenario
     job_id = job_id_for("p-frozen", "report.pdf")

@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 
 from harness.config import find_pyproject, resolve
-from harness.mutation import MutationMatrix, Outcome
+from harness.mutation import MutationMatrix, Outcome, joined
 from harness.mutation_full import run_full
-from harness.mutation_plan import (SESSION_S, Session, app_modules_preloaded, joined, mutant_of, pack, run_session,
-                                   run_shared, split, split_into_parts)
+from harness.mutation_plan import (SESSION_S, Session, app_modules_preloaded, mutant_of, pack, run_session, run_shared,
+                                   split, split_into_parts)
 from harness.mutation_reach import asked_by_the_session
 from harness.mutation_session import Plan
 
