@@ -18,6 +18,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Iterable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -58,6 +59,19 @@ def processes(waited_children: bool = True) -> dict[int, tuple[int, str, float]]
             continue
         cpu = sum(int(f) for f in fields[11:15 if waited_children else 13]) / TICKS  # utime, stime[, cutime, cstime]
         found[int(entry.name)] = (int(fields[1]), cmd, cpu)
+    return found
+
+
+def waited_cpu(pids: Iterable[int]) -> dict[int, float]:
+    """pid -> CPU seconds of the children it has waited for (``cutime + cstime``: gone from /proc, their
+    time is their parent's to tell), for each of ``pids`` still there."""
+    found = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[pid] = sum(int(f) for f in fields[13:15]) / TICKS
     return found
 
 

@@ -5,9 +5,11 @@ the baseline). Each session starts its own harness, stack and app
 processes, whatever the number of scenarios it then runs. This script runs
 ``pytest <scenario>`` (by default the shortest scenario, the happy path) as
 such a session would, ``--runs`` times. It samples every process under it
-from /proc (each counted by its own CPU time, nothing twice) and reads the
-machine's busy time from /proc/stat. It prints the medians by process
-group, and what the last full matrix's sessions cost at that price
+from /proc (each counted by its own CPU time, nothing twice; a child that
+lived between two samples, as a Postgres backend for one connection does,
+by what its parent reaped) and reads the machine's busy time from
+/proc/stat. It prints the medians by process group, and what the last full
+matrix's sessions cost at that price
 (``benchmarks/results/mutants_full.json``). Writes
 ``benchmarks/results/session_cost.json``. Run it on a quiet machine:
 /proc/stat counts everything.
@@ -39,7 +41,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from mutants_full import machine_cpu  # this script's folder: /proc/stat's busy time
-from nightly_profile import descendants, group_of, processes  # this script's folder: the same /proc table
+from nightly_profile import descendants, group_of, processes, waited_cpu  # this script's folder: the same /proc table
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "session_cost.json"
@@ -62,24 +64,49 @@ def one_session(scenario: str, zygote: bool = True, root: Path = ROOT) -> tuple[
                                cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                env={**os.environ, "JOBQUAKE_APP_ZYGOTE": str(zygote).lower()})
     last: dict[int, tuple[str, float]] = {}  # pid -> (group, own CPU-s when last seen)
+    waited: dict[int, float] = {}  # pid -> CPU-s of the children it had waited for, when last seen
+    parent: dict[int, int] = {}
+    seen: dict[int, int] = {}  # pid -> the last sample it was seen in
+    sample = 0
     while session.poll() is None:
+        sample += 1
         table = processes(waited_children=False)
-        for pid in {session.pid, *descendants(table, session.pid)} & table.keys():
-            _, cmd, cpu = table[pid]
+        tree = {session.pid, *descendants(table, session.pid)} & table.keys()
+        waited.update(waited_cpu(tree))
+        for pid in tree:
+            ppid, cmd, cpu = table[pid]
             if pid == session.pid:
                 group = HARNESS
             elif cmd.strip():
                 group = group_of(cmd)
             else:  # a zombie has no command line any more: it keeps the group it had alive
                 group = last.get(pid, ("other", 0.0))[0]
-            last[pid] = (group, cpu)
+            last[pid], parent[pid], seen[pid] = (group, cpu), ppid, sample
         time.sleep(SAMPLE_S)
     if session.returncode != 0:
         raise SystemExit(f"pytest {scenario} exited {session.returncode}: the session must pass to be measured")
     spent: dict[str, float] = defaultdict(float)
     for group, cpu in last.values():
         spent[group] += cpu
+    for pid, unseen in unseen_children(last, waited, parent, seen).items():
+        spent[last[pid][0]] += unseen
     return spent, machine_cpu() - cpu0 - (_own_cpu() - own0), time.monotonic() - wall0
+
+
+def unseen_children(last: dict[int, tuple[str, float]], waited: dict[int, float], parent: dict[int, int],
+                    seen: dict[int, int]) -> dict[int, float]:
+    """pid -> CPU-s of its children that no sample saw: those that lived less than a sample apart (a
+    Postgres backend for one connection lives a few ms) and the last moments of those it saw.
+
+    A process's waited-for CPU holds each child it reaped, grandchildren included; a child gone from
+    /proc while its parent was still seen was reaped by then, so what the samples saw of it (its own
+    time and its own waited-for time) is taken off, and the rest was never seen.
+    """
+    reaped: dict[int, float] = defaultdict(float)
+    for pid, ppid in parent.items():
+        if ppid in seen and seen[pid] < seen[ppid]:
+            reaped[ppid] += last[pid][1] + waited.get(pid, 0.0)
+    return {pid: max(0.0, total - reaped[pid]) for pid, total in waited.items() if pid in last}
 
 
 def _own_cpu() -> float:
