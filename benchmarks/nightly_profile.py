@@ -41,6 +41,12 @@ GROUPS = (  # first match of the command line wins
 )
 
 
+def stat_fields(proc: Path) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (which may hold spaces and parentheses):
+    the state is [0], the parent [1], utime, stime, cutime, cstime [11:15]."""
+    return (proc / "stat").read_text().rsplit(")", 1)[1].split()
+
+
 def processes(waited_children: bool = True) -> dict[int, tuple[int, str, float]]:
     """pid -> (parent pid, command line, CPU seconds) of every process.
 
@@ -53,7 +59,7 @@ def processes(waited_children: bool = True) -> dict[int, tuple[int, str, float]]
         if not entry.name.isdigit():
             continue
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            fields = stat_fields(entry)
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
@@ -68,7 +74,7 @@ def waited_cpu(pids: Iterable[int]) -> dict[int, float]:
     found = {}
     for pid in pids:
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = stat_fields(Path(f"/proc/{pid}"))
         except OSError:
             continue
         found[pid] = sum(int(f) for f in fields[13:15]) / TICKS

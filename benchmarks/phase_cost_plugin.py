@@ -22,16 +22,9 @@ import pytest
 import harness.run
 import harness.stack.stack
 import harness.verdict
+from mutants_full import machine_cpu as busy  # this folder: the machine's CPU-s so far (/proc/stat)
 
-TICKS = os.sysconf("SC_CLK_TCK")
 phases: dict[str, dict[str, float]] = {}
-
-
-def busy() -> float:
-    """The machine's CPU-s so far: every field of /proc/stat's first line but idle and iowait."""
-    with open("/proc/stat") as stat:
-        ticks = [int(x) for x in stat.readline().split()[1:]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / TICKS
 
 
 def add(name: str, cpu: float, wall: float) -> None:
