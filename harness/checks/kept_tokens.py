@@ -79,6 +79,12 @@ def writer_pid(writer: str) -> int | None:
     return int(parts[-1]) if len(parts) == 3 and parts[0] == "jobquake" and parts[-1].isdigit() else None
 
 
+def writer_process(writer: str | None) -> str | None:
+    """The stack's process in a ``jobquake:<process>[:<pid>]`` session name, None for any other name."""
+    parts = (writer or "").split(":")
+    return parts[1] if len(parts) in (2, 3) and parts[0] == "jobquake" and parts[1] else None
+
+
 def judge_kept_token(history: History, taken: KeptToken, stale: float,
                      faults: list[Window]) -> dict[str, Any] | str | None:
     """A violation; ``"excused"`` / ``"dead"`` for a takeover that was right; None when not judged."""

@@ -253,10 +253,12 @@ class BrokerOutage(Fault):
         # what the outage certainly takes with it (read just before): messages no worker had taken
         held = waiting_messages(self.run) if self.when.immediate else {}
         self._watch = AppLogWatch(self.run)
+        stopped_t = time.monotonic()  # (monotonic) every message it held is lost from here
         service.stop()
         if not _refused(lambda: _ping(service)):
             raise self.error(f"redis on port {service.port} still answers after stop")
-        return {"pid": pid, "port": service.port, **({"waiting": sum(held.values())} if held else {})}
+        return {"pid": pid, "port": service.port, "stopped_t": stopped_t,
+                **({"waiting": sum(held.values())} if held else {})}
 
     def _stop_later(self) -> None:
         try:

@@ -139,7 +139,8 @@ class AtFailpoint(When):
                 if "error" in record:
                     raise FaultError(f"failpoint {self.name!r} fired but failed in pid "
                                      f"{record['pid']}: {record['error']}", fault=fault)
-                return {"failpoint": self.name, "fired_pid": record["pid"], "context": record.get("context")}
+                return {"failpoint": self.name, "fired_pid": record["pid"], "fired_t": record.get("t"),
+                        "context": record.get("context")}
             if time.monotonic() >= deadline:
                 raise FaultError(f"failpoint {self.name!r} (match {self.match!r}) was not reached "
                                  f"within {self.timeout:g}s", fault=fault)

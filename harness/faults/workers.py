@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 import signal as signals
 import threading
+import time
 from typing import Any
 
 from harness._proc import process_tree
@@ -152,6 +153,7 @@ class KillWorker(Fault):
         pid = worker.pid
         assert pid is not None  # a running worker has one
         tree = process_tree(pid)  # who was in it: the evidence that it held the call
+        killed_t = time.monotonic()  # (monotonic) what a message lost with the worker was lost at
         if self.group:
             pool.kill(index, self.signal)  # SIGKILL: returns once the group is reaped
         else:
@@ -159,7 +161,8 @@ class KillWorker(Fault):
         self.killed.append(index)
         self._worker_event(v.WORKER_KILLED, worker, pid=pid, signal=self.signal.name, group=self.group,
                            force=not self.group)
-        return {"worker": worker.name, "pid": pid, "tree": tree, "signal": self.signal.name, "group": self.group}
+        return {"worker": worker.name, "pid": pid, "tree": tree, "signal": self.signal.name, "group": self.group,
+                "killed_t": killed_t}
 
     def _holder_of(self, moment: dict[str, Any]) -> int:
         """The index of the worker whose process tree made the held call; FaultError if none can be named."""
@@ -192,7 +195,9 @@ class KillWorker(Fault):
         for index in dead:
             self._worker_event(v.WORKER_KILLED, pool[index], signal="SIGKILL",
                                by=f"failpoint {moment['failpoint']}", force=True)
-        return {"worker": ",".join(pool[i].name for i in dead), "signal": "SIGKILL"}
+        # the process that fired killed its group right after recording the trigger
+        return {"worker": ",".join(pool[i].name for i in dead), "signal": "SIGKILL", "group": True,
+                "killed_t": moment.get("fired_t")}
 
     def _worker_of(self, pid: int) -> int:
         """The index of the worker whose process tree holds the process ``pid`` that reached the failpoint."""

@@ -6,7 +6,10 @@ delay it (while such a fault is active, no job is judged), and the moment a
 job accepted after it completed (a job queued behind a backlog is waiting,
 not stuck; a job the app lost is overtaken by every job after it). Faults that only
 switch a defence off do not delay the bound: the app must still finish its
-jobs in time through its other defences. Each stuck job is recorded once
+jobs in time through its other defences, except a job whose message a
+fault may have destroyed meanwhile (``harness.nightly.transit``): only the
+defence brings that back, so it is judged from the defence's return
+(recorded once, ``nightly ok in_transit``). Each stuck job is recorded once
 (``nightly fail stuck``) while the run goes on, and judged at the end by
 the ``no_job_stuck`` invariant. Each tick is recorded too (``nightly ok
 tick``): with no tick there is no evidence, and the invariant says unknown.
@@ -25,6 +28,7 @@ from psycopg import sql
 from harness.evidence import JobTable
 from harness.nightly.nemesis import SOURCE, Nemesis
 from harness.nightly.spend import SpendWatch
+from harness.nightly.transit import Change, Loss, changes_by_job, lost_by
 from harness.nightly.workload import Workload
 
 TICK_S = 1.0
@@ -80,6 +84,8 @@ class Monitor:
         self.status = Status()
         self.stuck: dict[str, float] = {}  # job id -> run seconds when it was found stuck
         self.completed: dict[str, float] = {}  # job id -> run seconds when it was first seen terminal
+        # job id -> the fault that may have lost its message while a defence was off (harness.nightly.transit)
+        self.in_transit: dict[str, Loss] = {}
         self.ticks = 0
         self._duplicates = 0  # read from the ledger every few ticks: it grows with the run
         self._spend = SpendWatch(lambda after: run.paidapi.ledger(after=after))
@@ -149,10 +155,39 @@ class Monitor:
         if active:
             return
         overtaken = self._overtaken_since(list(accepted))
+        changes = None  # read once a tick, and only if a job is past its bound
         for job_id in pending:
             since = max(accepted[job_id] - self.nemesis.started, last_heal, overtaken[job_id])
-            if job_id not in self.stuck and now - since > self.job_bound:
-                self._report(job_id, states.get(job_id), now, since)
+            if job_id in self.stuck or now - since <= self.job_bound:
+                continue
+            if changes is None and job_id not in self.in_transit:
+                changes = self._state_changes()
+            loss = self._lost_in_transit(job_id, accepted[job_id], changes)
+            if loss is not None:  # its bound runs from the return of the defence that was off
+                returned = self.nemesis.windows[loss.defence].healed_at
+                if returned is None or now - max(since, returned) <= self.job_bound:
+                    continue
+                since = max(since, returned)
+            self._report(job_id, states.get(job_id), now, since)
+
+    def _state_changes(self) -> dict[str, list[Change]]:
+        """Each job's state changes so far (the job state log the history caught up with), marked by writer."""
+        workers = getattr(self.run, "workers", None)
+        names = [w.name for w in workers.workers] if workers is not None else []
+        return changes_by_job(self.run.history.events(), names)
+
+    def _lost_in_transit(self, job_id: str, accepted: float, changes: dict[str, list[Change]] | None) -> Loss | None:
+        """The fault that may have destroyed the job's message while a defence was off (recorded once), if any."""
+        if job_id in self.in_transit:
+            return self.in_transit[job_id]
+        losses = self.nemesis.losses()
+        loss = lost_by(accepted, (changes or {}).get(job_id, []), losses) if losses else None
+        if loss is not None:
+            self.in_transit[job_id] = loss
+            self.run.history.record(SOURCE, "ok", "in_transit", job_id=job_id, data={
+                "fault": loss.index, "kind": loss.fault, "at": round(loss.t - self.nemesis.started, 2),
+                "defence": loss.defence})
+        return loss
 
     def _connection(self) -> psycopg.Connection:
         """One connection for every tick: connecting anew each second cost more than the queries."""
@@ -166,11 +201,11 @@ class Monitor:
             self._conn = None
 
     def judged_before(self, t: float) -> bool:
-        """True once every job accepted before run second ``t`` has ended or been reported stuck."""
+        """True once every job accepted before run second ``t`` has ended, been reported stuck, or been found
+        lost on the way while the defence was off (which waits for the defence: it may return now)."""
         cutoff = self.nemesis.started + t
-        completed, stuck = set(self.completed), set(self.stuck)
-        return all(job in completed or job in stuck
-                   for job, accepted in self.workload.accepted_at().items() if accepted < cutoff)
+        judged = set(self.completed) | set(self.stuck) | set(self.in_transit)
+        return all(job in judged for job, accepted in self.workload.accepted_at().items() if accepted < cutoff)
 
     def _overtaken_since(self, order: list[str]) -> dict[str, float]:
         """Per job, when a job accepted after it first completed (inf: none yet).

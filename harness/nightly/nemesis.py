@@ -33,6 +33,7 @@ from harness.errors import FaultError, WaitTimeout
 from harness._wait import wait_until
 from harness.faults import Fault, from_spec
 from harness.nightly.schedule import Planned
+from harness.nightly.transit import KILL, OUTAGE, Loss
 
 SOURCE = "nightly"
 HOLD_POLL_S = 0.2  # how often a held defence looks again whether it may return
@@ -137,7 +138,8 @@ class Nemesis:
         """May this fault heal now? A delaying fault always; a defence once the jobs it exposed were judged.
 
         Those jobs: every job accepted before the last heal of a delaying
-        fault planned to begin while the defence was off.
+        fault planned to begin while the defence was off (a job one of them
+        may have lost on the way counts as judged: it waits for the defence).
         """
         if window.planned.extends_bound:
             return True
@@ -216,6 +218,22 @@ class Nemesis:
             healed = [w.healed_at for w in self.windows if w.planned.extends_bound and w.healed_at is not None]
         return active, max(healed, default=0.0)
 
+    def losses(self) -> list[Loss]:
+        """Each moment a fault may have destroyed messages no task had started (a worker's whole group
+        killed, the broker gone), while a defence was off (see ``harness.nightly.transit``)."""
+        found = []
+        with self._lock:
+            defences = [w for w in self.windows if not w.planned.extends_bound and w.injected_at is not None]
+            for window in self.windows:
+                t = _lost_at(window)
+                if t is None:
+                    continue
+                off = next((d for d in defences if d.injected_at is not None and d.injected_at <= t - self.started
+                            and (d.healed_at is None or t - self.started <= d.healed_at)), None)
+                if off is not None:
+                    found.append(Loss(t, window.planned.spec["fault"], window.index, off.index))
+        return found
+
     def counts(self) -> tuple[int, int, int]:
         """(injected, active, failed to inject)."""
         with self._lock:
@@ -223,3 +241,14 @@ class Nemesis:
             active = sum(w.active for w in self.windows)
             failed = sum(w.injected_at is None and w.error is not None for w in self.windows)
         return injected, active, failed
+
+
+def _lost_at(window: Window) -> float | None:
+    """When ``window``'s fault may have destroyed messages (monotonic), if it is such a fault and happened."""
+    fault, kind = window.fault, window.planned.spec.get("fault")
+    if kind == KILL:
+        record = getattr(fault, "kill_record", None) or {}
+        return record.get("killed_t") if record.get("group") else None  # a lone signal leaves the main process
+    if kind == OUTAGE:
+        return (getattr(fault, "outage", None) or {}).get("stopped_t")
+    return None

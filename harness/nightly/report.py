@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.checks.result import mark
 from harness.nightly.charts import line_chart
+from harness.nightly.nemesis import SOURCE
 from harness.nightly.runner import Outcome
 from harness.nightly.stats import fault_effects, job_lives, percentile, series
 from harness.report.html_assets import CSS
@@ -41,6 +42,8 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "jobs": {"submitted": driven.submitted, "accepted": driven.accepted, "done": status.done,
                  "failed": status.failed, "in_flight": status.in_flight, "stuck": status.stuck,
                  "duplicate_calls": status.duplicate_calls,
+                 # jobs a fault may have lost on the way while a defence was off: judged from its return
+                 "in_transit": len({e.job_id for e in outcome.history.by_source(SOURCE, "in_transit")}),
                  "throughput": _throughput_over_run(lives, outcome.schedule.duration),
                  "p50_s": _pct(latencies, 50), "p99_s": _pct(latencies, 99)},
         "series": series(lives, span), "faults": faults, "artifacts": str(outcome.artifacts),
@@ -113,10 +116,15 @@ def _section(data: dict[str, Any]) -> str:
     word = mark(data["valid"])
     return (f'<h2><span class="badge {word}">{word}</span> {escape(title)}</h2>'
             f'<p class="meta">{jobs["accepted"]} jobs accepted, {jobs["done"]} done, {jobs["failed"]} failed, '
-            f'{jobs["stuck"]} stuck, {jobs["duplicate_calls"]} billed twice; throughput {jobs["throughput"]}/s, '
+            f'{jobs["stuck"]} stuck{_in_transit(jobs)}, {jobs["duplicate_calls"]} billed twice; throughput {jobs["throughput"]}/s, '
             f'latency p50 {jobs["p50_s"]}s p99 {jobs["p99_s"]}s; end-of-run check {data["check_s"]}s</p>'
             f'<div class="chart">{_throughput(data, span)}</div><div class="chart">{_latency(data, span)}</div>'
             f"<h2>faults</h2>{_fault_rows(data['faults'])}<h2>invariants</h2>{_invariants(data['verdict'])}")
+
+
+def _in_transit(jobs: dict[str, Any]) -> str:
+    lost = jobs.get("in_transit") or 0  # absent from runs stored before it was counted
+    return f" ({lost} lost on the way while a defence was off, judged from its return)" if lost else ""
 
 
 def write_html(runs: list[dict[str, Any]], path: Path, timeline: Path | None = None) -> Path:

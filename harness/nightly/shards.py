@@ -77,7 +77,7 @@ def merge(folders: list[Path], out: Path | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     valid = merge_valid(r["valid"] for r in runs)
     totals = {key: sum(r["jobs"].get(key) or 0 for r in runs)
-              for key in ("submitted", "accepted", "done", "failed", "stuck", "duplicate_calls")}
+              for key in ("submitted", "accepted", "done", "failed", "stuck", "in_transit", "duplicate_calls")}
     merged = {"valid": valid, "exit_code": {True: 0, False: 1}.get(valid, 2), "shards": len(runs),
               "jobs": totals, "faults_injected": sum(bool(f.get("injected")) for r in runs for f in r["faults"]),
               "runs": runs}

@@ -10,7 +10,7 @@ from harness.nightly.stats import JobLife, fault_effects, percentile, series
 from harness.history.history import History
 
 
-def shard_json(folder: Path, shard: str, valid, stuck: int = 0) -> Path:
+def shard_json(folder: Path, shard: str, valid, stuck: int = 0, in_transit: int | None = None) -> Path:
     folder.mkdir(parents=True)
     schedule = Schedule(seed=int(shard[0]) + 10, duration=30.0, rate=5.0, concurrency=4, job_bound=20.0,
                         faults=(Planned(at=3.0, lasts=4.0, kind="kill", spec={"fault": "kill_worker", "when": "now"}),),
@@ -27,18 +27,22 @@ def shard_json(folder: Path, shard: str, valid, stuck: int = 0) -> Path:
                         "error": None, "injected": True, "landed": True, "jobs_affected": 21, "retried": 2,
                         "recovery_s": 1.2}],
             "artifacts": str(folder / "run")}
+    if in_transit is not None:  # a run stored before the count was kept has none
+        data["jobs"]["in_transit"] = in_transit
     (folder / "nightly.json").write_text(json.dumps(data))
     return folder
 
 
 def test_merging_two_shards_gives_one_report_whose_verdict_is_the_worst(tmp_path, capsys):
     a = shard_json(tmp_path / "shard-0", "0/2", True)
-    b = shard_json(tmp_path / "shard-1", "1/2", False, stuck=1)
+    b = shard_json(tmp_path / "shard-1", "1/2", False, stuck=1, in_transit=2)
     assert merge([a, b], tmp_path / "merged") == 1
     merged = json.loads((tmp_path / "merged" / "nightly.json").read_text())
     assert merged["shards"] == 2 and merged["valid"] is False
     assert merged["jobs"]["accepted"] == 300 and merged["jobs"]["stuck"] == 1 and merged["faults_injected"] == 2
+    assert merged["jobs"]["in_transit"] == 2
     page = (tmp_path / "merged" / "report.html").read_text()
+    assert page.count("lost on the way while a defence was off") == 1  # shard 1's, not shard 0's
     assert page.count("<svg") == 4 and "shard 0/2" in page and "shard 1/2" in page
     assert "kill" in page and "recovery" in page and "&quot;job_id&quot;: &quot;j1&quot;" in page
     assert "replay: jobquake nightly --replay" in capsys.readouterr().out
