@@ -223,7 +223,7 @@ class Nemesis:
         killed, the broker gone), while a defence was off (see ``harness.nightly.transit``)."""
         found = []
         with self._lock:
-            defences = [w for w in self.windows if not w.planned.extends_bound and w.injected_at is not None]
+            defences = [w for w in self.windows if w.planned.spec.get("defence_off") and w.injected_at is not None]
             for window in self.windows:
                 t = _lost_at(window)
                 if t is None:

@@ -75,6 +75,15 @@ def test_the_nemesis_lists_only_message_losses_that_came_while_a_defence_was_off
     assert n.losses() == [Loss(112.0, OUTAGE, 2, 0)]
 
 
+def test_a_poison_row_is_no_defence_switched_off():
+    poison = Planned(at=1.0, lasts=10.0, kind="poison", extends_bound=False,
+                     spec={"fault": "poison_row", "table": "invoices"})
+    n = nemesis_with(poison, KILL_AT)
+    n.windows[0].injected_at = 1.0
+    n.windows[1].fault = SimpleNamespace(kill_record={"group": True, "killed_t": 103.5})
+    assert n.losses() == []  # the sweeper is on: it brings back what the kill lost, within the bound
+
+
 class FakeWorkload:
     def __init__(self, accepted):
         self.accepted = accepted
