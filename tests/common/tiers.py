@@ -38,6 +38,7 @@ SLOW_FILES = (
     "tests/integration/test_reviewdesk.py",  # 192 s: the Django app's mutation matrix: 7 sessions
     "tests/integration/test_install_orders.py",  # 190 s: two environments installed from PyPI, a scenario in each
     "tests/integration/test_nightly_pytest_entry.py",  # 168 s: a minute on refapp, replayed on a mutant; another app
+    "tests/integration/test_nightly_transit.py",  # 168 s: the sweeper off across two outages, correct app and mutant
     "tests/integration/test_ownapp.py",  # 138 s: the second app's mutation matrix: 7 sessions
     "tests/quality/test_nightly_finds.py",  # 376 s: 3 x 2-minute nightlies, one per mutant
     "tests/docs/test_scenarios.py",  # 79 s: the docs' scenarios in a session against refapp
