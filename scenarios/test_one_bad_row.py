@@ -59,8 +59,10 @@ def test_an_outbox_row_that_can_never_be_sent_does_not_hold_up_the_rows_behind_i
 @pytest.mark.jobquake(settle=False)  # settled below, within the sweeper's own bound
 def test_a_job_the_sweeper_cannot_send_again_does_not_keep_it_from_the_jobs_behind_it(jq: Run, refapp: RefApp) -> None:
     legacy = str(uuid.uuid5(uuid.NAMESPACE_URL, "refapp:legacy-fax-job"))
-    refapp.execute(LEGACY_JOB, legacy)
+    # the rule first: a sweeper pass between the two would send the job again while its route was still
+    # allowed, and there would be no bad row left (the running row passes the rule: it is not queued)
     refapp.execute(LATER_RULE)
+    refapp.execute(LEGACY_JOB, legacy)
     kill_mid_job_and_lose_its_message(jq, refapp, DOCUMENTS, project="p-behind-legacy")  # only the sweeper can help
 
     rescue = sqs.budget(jq, "heartbeat_stale") + sqs.budget(jq, "sweeper_interval")
