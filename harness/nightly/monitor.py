@@ -32,6 +32,7 @@ from harness.nightly.transit import Change, Loss, changes_by_job, lost_by
 from harness.nightly.workload import Workload
 
 TICK_S = 1.0
+Looked = tuple[list[Loss], dict[str, list[Change]]]  # a tick's message losses, and the job state changes they need
 
 
 @dataclass
@@ -155,14 +156,14 @@ class Monitor:
         if active:
             return
         overtaken = self._overtaken_since(list(accepted))
-        changes = None  # read once a tick, and only if a job is past its bound
+        looked: Looked | None = None  # read once a tick, and only if a job is past its bound
         for job_id in pending:
             since = max(accepted[job_id] - self.nemesis.started, last_heal, overtaken[job_id])
             if job_id in self.stuck or now - since <= self.job_bound:
                 continue
-            if changes is None and job_id not in self.in_transit:
-                changes = self._state_changes()
-            loss = self._lost_in_transit(job_id, accepted[job_id], changes)
+            if looked is None and job_id not in self.in_transit:
+                looked = self._losses_and_changes()
+            loss = self._lost_in_transit(job_id, accepted[job_id], looked)
             if loss is not None:  # its bound runs from the return of the defence that was off
                 returned = self.nemesis.windows[loss.defence].healed_at
                 if returned is None or now - max(since, returned) <= self.job_bound:
@@ -170,18 +171,22 @@ class Monitor:
                 since = max(since, returned)
             self._report(job_id, states.get(job_id), now, since)
 
-    def _state_changes(self) -> dict[str, list[Change]]:
-        """Each job's state changes so far (the job state log the history caught up with), marked by writer."""
+    def _losses_and_changes(self) -> Looked:
+        """The faults that may have destroyed messages while a defence was off, and, only if there are any,
+        each job's state changes so far (the job state log the history caught up with), marked by writer."""
+        losses = self.nemesis.losses()
+        if not losses:
+            return losses, {}
         workers = getattr(self.run, "workers", None)
         names = [w.name for w in workers.workers] if workers is not None else []
-        return changes_by_job(self.run.history.events(), names)
+        return losses, changes_by_job(self.run.history.events(), names)
 
-    def _lost_in_transit(self, job_id: str, accepted: float, changes: dict[str, list[Change]] | None) -> Loss | None:
+    def _lost_in_transit(self, job_id: str, accepted: float, looked: Looked | None) -> Loss | None:
         """The fault that may have destroyed the job's message while a defence was off (recorded once), if any."""
         if job_id in self.in_transit:
             return self.in_transit[job_id]
-        losses = self.nemesis.losses()
-        loss = lost_by(accepted, (changes or {}).get(job_id, []), losses) if losses else None
+        losses, changes = looked or ([], {})
+        loss = lost_by(accepted, changes.get(job_id, []), losses)
         if loss is not None:
             self.in_transit[job_id] = loss
             self.run.history.record(SOURCE, "ok", "in_transit", job_id=job_id, data={

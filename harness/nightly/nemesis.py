@@ -223,13 +223,15 @@ class Nemesis:
         killed, the broker gone), while a defence was off (see ``harness.nightly.transit``)."""
         found = []
         with self._lock:
-            defences = [w for w in self.windows if w.planned.spec.get("defence_off") and w.injected_at is not None]
+            defences = [(w, w.injected_at) for w in self.windows
+                        if w.planned.spec.get("defence_off") and w.injected_at is not None]
             for window in self.windows:
                 t = _lost_at(window)
                 if t is None:
                     continue
-                off = next((d for d in defences if d.injected_at is not None and d.injected_at <= t - self.started
-                            and (d.healed_at is None or t - self.started <= d.healed_at)), None)
+                run_t = t - self.started
+                off = next((d for d, began in defences
+                            if began <= run_t and (d.healed_at is None or run_t <= d.healed_at)), None)
                 if off is not None:
                     found.append(Loss(t, window.planned.spec["fault"], window.index, off.index))
         return found

@@ -139,3 +139,11 @@ def test_a_job_the_state_log_does_not_show_is_not_excused(monkeypatch):
     m, n, _ = monitor([])  # the log could not be read yet
     judge_at(m, n, 27.0, monkeypatch)
     assert set(m.stuck) == {"waiting", "killed"} and not m.in_transit
+
+
+def test_without_a_loss_the_history_is_not_read(monkeypatch):
+    m, n, _ = monitor([])
+    n.windows[1].fault = SimpleNamespace(kill_record=None)  # the kill never fired: nothing was lost
+    m.run.history.events = lambda: (_ for _ in ()).throw(AssertionError("read the whole history"))
+    judge_at(m, n, 27.0, monkeypatch)
+    assert set(m.stuck) == {"waiting", "killed"} and not m.in_transit
