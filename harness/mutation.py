@@ -221,6 +221,21 @@ class MutationMatrix:
         return baseline, dict(zip(declared, outcomes))
 
 
+def baseline_failures(baseline: Outcome) -> list[str]:
+    """What failed with no mutant, a line per scenario with the invariants it found invalid; none when all
+    passed. The renderings end with it: a run's verdict is its log's tail, and a mutant caught by a
+    scenario the app fails anyway is no catch."""
+    if baseline.exit_code == 0:
+        return []
+    lines = ["", f"no mutant: FAILURES (exit {baseline.exit_code}): the app fails these without any mutant"]
+    for nodeid in baseline.failed:
+        invalid = baseline.violated.get(nodeid)
+        lines.append(f"  {nodeid}: " + (f"invalid {', '.join(invalid)}" if invalid else "its own assertion or an error"))
+    if not baseline.failed:
+        lines.append("  no scenario failed: the session itself ended in error (its output is above)")
+    return lines
+
+
 def render(baseline: Outcome, results: list[MutantResult], narrowed: bool = False) -> list[str]:
     passing = f"the {len(baseline.nodeids)} scenarios they declare pass" if narrowed else "all scenarios pass"
     lines = [f"no mutant: {passing if baseline.exit_code == 0 else 'FAILURES (exit %d)' % baseline.exit_code}"
@@ -237,7 +252,7 @@ def render(baseline: Outcome, results: list[MutantResult], narrowed: bool = Fals
         lines.append(f"{r.name:<{width}}  {'caught  ' if caught else 'SURVIVED'}  {what}  ({r.outcome.seconds:.0f}s)")
     caught = sum(r.caught for r in results)
     lines += ["", f"mutation score: {caught}/{len(results)} caught"]
-    return lines
+    return lines + baseline_failures(baseline)
 
 
 def to_json(baseline: Outcome, results: list[MutantResult]) -> dict[str, Any]:

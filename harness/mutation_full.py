@@ -49,7 +49,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from harness.mutation import MutationMatrix, Outcome
+from harness.mutation import MutationMatrix, Outcome, baseline_failures
 from harness.mutation_baseline import run_baseline, spans
 from harness.mutation_plan import mutant_of, run_packed, shareable, split_into_parts
 from harness.mutation_session import FirstCatch
@@ -225,7 +225,7 @@ def render_full(baseline: Outcome, results: list[FullResult], wall: float | None
                   f"`--first-catch` runs them: which invariants catch each)"]
     lines += [f"mutation score: {caught}/{len(results)} caught, "
                   f"{by_invariant}/{len(results)} caught by invariants{took}"]
-    return lines
+    return lines + baseline_failures(baseline)
 
 
 def _pairs(results: list[FullResult]) -> tuple[int, int]:

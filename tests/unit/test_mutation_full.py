@@ -252,3 +252,13 @@ def test_a_stop_during_the_runs_is_passed_on_to_the_sessions_in_progress(monkeyp
     # (whether "second" began is the pool's race: its thread may take it before the stop cancels it)
     assert started[0] == "first" and stopped == [True]
     assert [o.mutant for o in m.in_parallel(lambda item: outcome(item), ["a", "b", "c"], jobs=3)] == ["a", "b", "c"]
+
+
+def test_a_failing_run_with_no_mutant_is_named_last_scenario_by_scenario():
+    """A CI log shows its tail: the scenarios the app fails with no mutant, and why, end the rendering."""
+    baseline = outcome(None, failed=["s.py::a", "s.py::b"], violated={"s.py::a": ["every_job_terminal"]})
+    results = [FullResult("m", "", outcome("m", failed=["s.py::a"], violated={"s.py::a": ["no_double_billing"]}))]
+    tail = render_full(baseline, results)[-3:]
+    assert tail == ["no mutant: FAILURES (exit 1): the app fails these without any mutant",
+                    "  s.py::a: invalid every_job_terminal", "  s.py::b: its own assertion or an error"]
+    assert not any("FAILURES" in line for line in render_full(outcome(None), results))

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from harness.config import find_pyproject, resolve
-from harness.mutation import MutationMatrix, Outcome, joined
+from harness.mutation import MutantResult, MutationMatrix, Outcome, joined, render
 from harness.mutation_full import run_full
 from harness.mutation_plan import (SESSION_S, Session, app_modules_preloaded, mutant_of, pack, run_session, run_shared,
                                    split, split_into_parts)
@@ -263,3 +263,13 @@ def test_first_catch_plans_every_mutant_and_reports_the_pairs_left_out(monkeypat
     assert by_name["no-sweeper"].pairs_run == 1
     text = "\n".join(render_full(baseline, results))
     assert "run to its first catch" in text and "first catch: 1 pairs not run" in text
+
+
+def test_the_declared_matrix_ends_with_what_failed_with_no_mutant():
+    baseline = Outcome(None, ["s.py::a", "s.py::b"], 1, {"s.py::b": ["no_job_stuck"]}, ["s.py::b"])
+    caught = MutantResult("m", "", [("s.py::a", "every_job_terminal")],
+                          Outcome("m", ["s.py::a"], 1, {"s.py::a": ["every_job_terminal"]}, ["s.py::a"]))
+    lines = render(baseline, [caught], narrowed=True)
+    assert "mutation score: 1/1 caught" in lines
+    assert lines[-2:] == ["no mutant: FAILURES (exit 1): the app fails these without any mutant",
+                          "  s.py::b: invalid no_job_stuck"]
