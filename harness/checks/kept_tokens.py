@@ -73,16 +73,22 @@ def kept_token_takeovers(history: History) -> list[KeptToken]:
     return sorted(found, key=lambda k: k.first.t)
 
 
+def _session_name(writer: str | None) -> list[str]:
+    """``[process]`` or ``[process, pid]`` of a ``jobquake:<process>[:<pid>]`` session name, [] for any other."""
+    parts = (writer or "").split(":")
+    return parts[1:] if len(parts) in (2, 3) and parts[0] == "jobquake" and parts[1] else []
+
+
 def writer_pid(writer: str) -> int | None:
     """The pid in a ``jobquake:<process>:<pid>`` session name, None for any other name."""
-    parts = writer.split(":")
-    return int(parts[-1]) if len(parts) == 3 and parts[0] == "jobquake" and parts[-1].isdigit() else None
+    named = _session_name(writer)
+    return int(named[1]) if len(named) == 2 and named[1].isdigit() else None
 
 
 def writer_process(writer: str | None) -> str | None:
     """The stack's process in a ``jobquake:<process>[:<pid>]`` session name, None for any other name."""
-    parts = (writer or "").split(":")
-    return parts[1] if len(parts) in (2, 3) and parts[0] == "jobquake" and parts[1] else None
+    named = _session_name(writer)
+    return named[0] if named else None
 
 
 def judge_kept_token(history: History, taken: KeptToken, stale: float,

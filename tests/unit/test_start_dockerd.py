@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HELD = 57  # a descriptor the caller holds, as flock or a CI runner's pipe would
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the script starts dockerd only as root")
@@ -21,15 +20,17 @@ def test_the_engine_inherits_no_descriptor_of_the_shell_that_started_it(tmp_path
                     f"open({str(seen)!r}, 'w').write(' '.join(os.listdir('/proc/self/fd')))\n")
     fake.chmod(0o755)
     lock = open(tmp_path / "lock", "w")
-    os.dup2(lock.fileno(), HELD)
+    # a descriptor the caller holds, as flock or a CI runner's pipe would: a free number, never a fixed one
+    # (dup2 onto one would close whatever this process had there, a client's socket, behind its back)
+    held = os.dup(lock.fileno())
     try:
-        done = subprocess.run(["bash", str(ROOT / "scripts" / "start-dockerd.sh")], pass_fds=(HELD,),
+        done = subprocess.run(["bash", str(ROOT / "scripts" / "start-dockerd.sh")], pass_fds=(held,),
                               env={**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}",
                                    "DOCKER_SOCKET": str(tmp_path / "no.sock"), "DOCKERD_LOG": str(tmp_path / "log"),
                                    "DOCKERD_WAIT_SECONDS": "2"}, capture_output=True, text=True, timeout=60)
     finally:
-        os.close(HELD)
+        os.close(held)
         lock.close()
     assert done.returncode == 1 and "did not answer" in done.stderr, done.stderr
     assert seen.exists(), done.stderr
-    assert str(HELD) not in seen.read_text().split(), seen.read_text()
+    assert str(held) not in seen.read_text().split(), seen.read_text()
