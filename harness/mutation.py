@@ -53,6 +53,7 @@ class Outcome:
     failed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     not_run: list[str] = field(default_factory=list)  # planned, left out: the mutant was caught already
+    why: dict[str, str] = field(default_factory=dict)  # nodeid -> pytest's one-line reason it failed
 
 
 def joined(outcomes: list[Outcome]) -> Outcome:
@@ -61,7 +62,7 @@ def joined(outcomes: list[Outcome]) -> Outcome:
     return Outcome(outcomes[0].mutant, [n for o in outcomes for n in o.nodeids], max(o.exit_code for o in outcomes),
                    {k: v for o in outcomes for k, v in o.violated.items()},
                    sorted({n for o in outcomes for n in o.failed}), sum(o.seconds for o in outcomes),
-                   [n for o in outcomes for n in o.not_run])
+                   [n for o in outcomes for n in o.not_run], {k: v for o in outcomes for k, v in o.why.items()})
 
 
 @dataclass
@@ -176,8 +177,11 @@ class MutationMatrix:
             for nodeid, verdict in json.loads(report.read_text()).get("tests", {}).items():
                 outcome.violated[nodeid] = [r["name"] for r in verdict.get("results", []) if r.get("valid") is False]
         # "-rfE": one "FAILED nodeid - why" / "ERROR nodeid - why" line per test that did not pass
-        outcome.failed = sorted({line.split()[1] for line in proc.stdout.splitlines()
-                                 if line.startswith(("FAILED ", "ERROR ")) and len(line.split()) > 1})
+        for line in proc.stdout.splitlines():
+            if line.startswith(("FAILED ", "ERROR ")) and len(line.split()) > 1:
+                nodeid, _, why = line.split(maxsplit=1)[1].partition(" - ")
+                outcome.why.setdefault(nodeid, why.strip())
+        outcome.failed = sorted(outcome.why)
         return outcome
 
     def run(self, runner: Runner | None = None) -> tuple[Outcome, list[MutantResult]]:
@@ -230,7 +234,8 @@ def baseline_failures(baseline: Outcome) -> list[str]:
     lines = ["", f"no mutant: FAILURES (exit {baseline.exit_code}): the app fails these without any mutant"]
     for nodeid in baseline.failed:
         invalid = baseline.violated.get(nodeid)
-        lines.append(f"  {nodeid}: " + (f"invalid {', '.join(invalid)}" if invalid else "its own assertion or an error"))
+        lines.append(f"  {nodeid}: " + (f"invalid {', '.join(invalid)}" if invalid else
+                                        baseline.why.get(nodeid) or "its own assertion or an error"))
     if not baseline.failed:
         lines.append("  no scenario failed: the session itself ended in error (its output is above)")
     return lines

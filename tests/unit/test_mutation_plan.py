@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from harness.config import find_pyproject, resolve
@@ -273,3 +274,23 @@ def test_the_declared_matrix_ends_with_what_failed_with_no_mutant():
     assert "mutation score: 1/1 caught" in lines
     assert lines[-2:] == ["no mutant: FAILURES (exit 1): the app fails these without any mutant",
                           "  s.py::b: invalid no_job_stuck"]
+
+
+def test_a_session_s_failures_are_kept_with_pytest_s_reason_for_each(monkeypatch, tmp_path):
+    m = MutationMatrix(resolve(environ={}, pyproject=find_pyproject(ROOT)), root=ROOT, out=tmp_path)
+    printed = ("..F.E\n"
+               "FAILED scenarios/test_a.py::test_one - AssertionError: job 7 still 'queued'\n"
+               "ERROR scenarios/test_b.py::test_two - jobquake.StartError: redis did not answer\n"
+               "ERROR scenarios/test_b.py::test_three\n"
+               "1 failed, 2 errors in 3.00s\n")
+    monkeypatch.setattr(m, "_pytest", lambda args, env: subprocess.CompletedProcess(args, 1, printed, ""))
+    outcome = m.run_one(None, ["scenarios"])
+    assert outcome.failed == ["scenarios/test_a.py::test_one", "scenarios/test_b.py::test_three",
+                              "scenarios/test_b.py::test_two"]
+    assert outcome.why == {"scenarios/test_a.py::test_one": "AssertionError: job 7 still 'queued'",
+                           "scenarios/test_b.py::test_two": "jobquake.StartError: redis did not answer",
+                           "scenarios/test_b.py::test_three": ""}
+    assert render(outcome, [MutantResult("m", "", [], None)])[-3:] == [
+        "  scenarios/test_a.py::test_one: AssertionError: job 7 still 'queued'",
+        "  scenarios/test_b.py::test_three: its own assertion or an error",
+        "  scenarios/test_b.py::test_two: jobquake.StartError: redis did not answer"]
