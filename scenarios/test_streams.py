@@ -13,7 +13,7 @@ one in the end, and no job's stream ended before its job did.
   attempt's call): the job's stream goes on to the next attempt and its end.
   Bug ``stream-ends-on-requeue``: it ends at "queued", as if the job were over.
 * **Events lost while Redis is away**: the job ends while the broker is
-  down, so its "done" is published into nothing. Right: every stream catches
+  down, so its end is published into nothing. Right: every stream catches
   up from the database (``stream_recheck``). Bugs ``stream-trusts-events``
   (no stream ever does) and ``dashboard-reconciles-active-only`` (the
   dashboard catches up on jobs still in progress only).
@@ -39,7 +39,7 @@ from refapp.failpoints import SWEEPER_RESENT
 from refapp.submit import job_id_for
 from scenarios import sqs_support as sqs
 from scenarios.crash_support import kill_mid_job_and_lose_its_message
-from scenarios.refapp_client import RefApp
+from scenarios.refapp_client import TERMINAL, RefApp
 
 MARGIN = 10.0  # seconds a wait may take on a busy machine
 FIRST_PAID_STEP = "doc-0.categorise"
@@ -51,6 +51,13 @@ def database_state(refapp: RefApp, job_id: str) -> str | None:
     """The job's state read from the database directly (the API may be down)."""
     rows = refapp.query("SELECT state FROM jobs WHERE id = %s", job_id)
     return str(rows[0][0]) if rows else None
+
+
+def ended(refapp: RefApp, job_id: str) -> bool:
+    """The job is in a final state, whichever: a call held across a fault's start may outlast the app's
+    model-call deadline on a busy machine (stopping the API took 1.5 s under load), and the job then
+    fails as a timeout instead of ending done. Either end must reach every screen, which is the claim."""
+    return database_state(refapp, job_id) in TERMINAL
 
 
 @pytest.mark.catches("stream-ends-on-requeue", invariant="streams_agree_with_db")
@@ -80,7 +87,7 @@ def test_a_job_that_ends_while_redis_is_away_still_ends_on_every_screen(jq: Run,
 
     outage = jq.faults.broker_outage()  # the "running" went out; whatever comes next goes nowhere
     gate.heal()
-    wait_until(lambda: database_state(refapp, job_id) == "done", timeout=MARGIN, what="the job to end")
+    wait_until(lambda: ended(refapp, job_id), timeout=MARGIN, what="the job to end")
     outage.heal()
 
 
@@ -112,7 +119,7 @@ def test_a_dashboard_back_from_an_api_restart_is_told_what_it_missed(jq: Run, re
 
     restart = jq.faults.stop_service("api")  # every stream ends; the dashboard keeps trying to reconnect
     gate.heal()
-    wait_until(lambda: database_state(refapp, job_id) == "done", timeout=MARGIN, what="the job to end")
+    wait_until(lambda: ended(refapp, job_id), timeout=MARGIN, what="the job to end")
     # the API stays away longer than a stream looks back when it catches up on its own (stream_overlap):
     # past that, only the dashboard's Last-Event-ID can tell it what it missed
     back = time.monotonic() + sqs.budget(jq, "stream_overlap") + 2 * sqs.budget(jq, "stream_recheck")
